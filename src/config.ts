@@ -1,0 +1,134 @@
+// Configuration of every command: flags beat ABUSE_INTEL_* environment variables, which beat the defaults.
+// Parsed and validated once, at the edge; the rest of the program receives a typed Config.
+
+import { AppError } from "./domain/errors";
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  /** HS256 secret; null means "use or create <data-dir>/jwt-secret". */
+  jwtSecret: string | null;
+  jwtTtlSeconds: number;
+  adminEmail: string | null;
+  adminPassword: string | null;
+  geoMmdb: string | null;
+  /** `serve --snapshot FILE`: read-only serving from a snapshot. */
+  snapshot: string | null;
+  /** API keys accepted by a read-only snapshot server. */
+  apiKeys: string[];
+  /** Report retention in days (contract 5.5). */
+  retentionDays: number;
+  /** Scoring half-life in days (contract 5.7). */
+  halfLifeDays: number;
+  /** Croner patterns by job name; unset ones use the job's default. */
+  schedules: Record<string, string>;
+  /** `full` (default: survives power loss) or `normal` (survives a process crash). */
+  syncMode: "full" | "normal";
+  /** Log one line per request to stderr. */
+  accessLog: boolean;
+}
+
+interface OptionSpec {
+  key: keyof Config;
+  flag: string;
+  env: string;
+  help: string;
+  parse: (raw: string, name: string) => unknown;
+  repeatable?: boolean;
+  boolean?: boolean;
+}
+
+const asString = (raw: string) => raw;
+const asPort = (raw: string, name: string) => {
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || n < 0 || n > 65535) throw configError(`${name} must be a port number 0-65535, got "${raw}"`);
+  return n;
+};
+const asPositiveNumber = (raw: string, name: string) => {
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw configError(`${name} must be a positive number, got "${raw}"`);
+  return n;
+};
+const asSyncMode = (raw: string, name: string) => {
+  const v = raw.toLowerCase();
+  if (v !== "full" && v !== "normal") throw configError(`${name} must be "full" or "normal", got "${raw}"`);
+  return v;
+};
+const asBoolean = (raw: string) => raw !== "0" && raw.toLowerCase() !== "false" && raw !== "";
+
+export const OPTIONS: OptionSpec[] = [
+  { key: "host", flag: "--host", env: "ABUSE_INTEL_HOST", help: "address to listen on (default 0.0.0.0)", parse: asString },
+  { key: "port", flag: "--port", env: "ABUSE_INTEL_PORT", help: "port to listen on (default 8080)", parse: asPort },
+  { key: "dataDir", flag: "--data-dir", env: "ABUSE_INTEL_DATA_DIR", help: "data directory (default ./data)", parse: asString },
+  { key: "jwtSecret", flag: "--jwt-secret", env: "ABUSE_INTEL_JWT_SECRET", help: "JWT signing secret (default: generated into <data-dir>/jwt-secret)", parse: asString },
+  { key: "jwtTtlSeconds", flag: "--jwt-ttl", env: "ABUSE_INTEL_JWT_TTL", help: "access token lifetime in seconds (default 3600)", parse: asPositiveNumber },
+  { key: "adminEmail", flag: "--admin-email", env: "ABUSE_INTEL_ADMIN_EMAIL", help: "email of the first admin (default admin@localhost)", parse: asString },
+  { key: "adminPassword", flag: "--admin-password", env: "ABUSE_INTEL_ADMIN_PASSWORD", help: "password of the first admin (default: random, printed once)", parse: asString },
+  { key: "geoMmdb", flag: "--geo-mmdb", env: "ABUSE_INTEL_GEO_MMDB", help: "MaxMind-format database adding cities (GeoLite2-City, DB-IP City Lite)", parse: asString },
+  { key: "snapshot", flag: "--snapshot", env: "ABUSE_INTEL_SNAPSHOT", help: "serve read-only from this snapshot file", parse: asString },
+  { key: "apiKeys", flag: "--api-key", env: "ABUSE_INTEL_API_KEYS", help: "API key accepted by a snapshot server (repeatable; env: comma-separated)", parse: asString, repeatable: true },
+  { key: "retentionDays", flag: "--retention-days", env: "ABUSE_INTEL_RETENTION_DAYS", help: "days a report counts before it expires (default 365)", parse: asPositiveNumber },
+  { key: "halfLifeDays", flag: "--half-life-days", env: "ABUSE_INTEL_HALF_LIFE_DAYS", help: "half-life of a report's weight in days (default 30)", parse: asPositiveNumber },
+  { key: "syncMode", flag: "--sync", env: "ABUSE_INTEL_SYNC", help: "SQLite synchronous mode: full (default) or normal", parse: asSyncMode },
+  { key: "accessLog", flag: "--access-log", env: "ABUSE_INTEL_ACCESS_LOG", help: "log every request to stderr", parse: asBoolean, boolean: true },
+];
+
+export const JOB_SCHEDULE_ENV_PREFIX = "ABUSE_INTEL_SCHEDULE_";
+
+export function defaultConfig(): Config {
+  return {
+    host: "0.0.0.0",
+    port: 8080,
+    dataDir: "./data",
+    jwtSecret: null,
+    jwtTtlSeconds: 3600,
+    adminEmail: null,
+    adminPassword: null,
+    geoMmdb: null,
+    snapshot: null,
+    apiKeys: [],
+    retentionDays: 365,
+    halfLifeDays: 30,
+    schedules: {},
+    syncMode: "full",
+    accessLog: false,
+  };
+}
+
+function configError(message: string): AppError {
+  return new AppError("bad_request", message);
+}
+
+/**
+ * Resolves the configuration from the command's flags and the environment. `flags` maps a flag (e.g.
+ * "--port") to its values as given on the command line.
+ */
+export function resolveConfig(flags: Map<string, string[]>, env: Record<string, string | undefined> = process.env): Config {
+  const config = defaultConfig() as unknown as Record<string, unknown>;
+  for (const spec of OPTIONS) {
+    const fromFlag = flags.get(spec.flag);
+    const fromEnv = env[spec.env];
+    if (fromFlag && fromFlag.length > 0) {
+      const values = fromFlag.map((raw) => spec.parse(raw, spec.flag));
+      config[spec.key] = spec.repeatable ? values : values[values.length - 1];
+    } else if (fromEnv !== undefined && fromEnv !== "") {
+      config[spec.key] = spec.repeatable
+        ? fromEnv.split(",").map((s) => s.trim()).filter(Boolean).map((raw) => spec.parse(raw, spec.env))
+        : spec.parse(fromEnv, spec.env);
+    }
+  }
+  const schedules: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (name.startsWith(JOB_SCHEDULE_ENV_PREFIX) && value) {
+      schedules[name.slice(JOB_SCHEDULE_ENV_PREFIX.length).toLowerCase().replaceAll("_", "-")] = value;
+    }
+  }
+  for (const raw of flags.get("--schedule") ?? []) {
+    const eq = raw.indexOf("=");
+    if (eq <= 0) throw configError(`--schedule takes NAME=PATTERN, got "${raw}"`);
+    schedules[raw.slice(0, eq)] = raw.slice(eq + 1);
+  }
+  config.schedules = schedules;
+  return config as unknown as Config;
+}

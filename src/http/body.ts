@@ -1,0 +1,84 @@
+// Request bodies as the contract wants them (section 1): JSON routes take application/json up to 64 KiB;
+// a wrong media type is 415, malformed JSON 400, too large 413. A few routes take text (feeds) or forms
+// (the AbuseIPDB-compatible API); they name their own limits.
+
+import { AppError } from "../domain/errors";
+
+export const JSON_BODY_LIMIT = 64 * 1024;
+
+export interface BodyRule {
+  /** Accepted media types (lowercase, without parameters). */
+  types: string[];
+  limit: number;
+}
+
+const JSON_RULE: BodyRule = { types: ["application/json"], limit: JSON_BODY_LIMIT };
+
+/** Routes whose body is not JSON, by path prefix. */
+const SPECIAL_RULES: { prefix: string; rule: BodyRule }[] = [
+  { prefix: "/v1/admin/feeds/", rule: { types: ["text/plain"], limit: 64 * 1024 * 1024 } },
+  {
+    prefix: "/api/v2/",
+    rule: { types: ["application/json", "application/x-www-form-urlencoded", "multipart/form-data"], limit: 8 * 1024 * 1024 },
+  },
+];
+
+export function bodyRuleFor(path: string): BodyRule {
+  for (const { prefix, rule } of SPECIAL_RULES) if (path.startsWith(prefix)) return rule;
+  return JSON_RULE;
+}
+
+/**
+ * Reads and parses a request body under the rule for its path. Returns undefined for an empty body, a parsed
+ * value for JSON, a string for text, FormData for forms.
+ */
+export async function readBody(request: Request, path: string): Promise<unknown> {
+  const rule = bodyRuleFor(path);
+  const declared = request.headers.get("content-length");
+  if (declared !== null && Number(declared) > rule.limit) throw tooLarge(rule.limit);
+  const bytes = await readLimited(request, rule.limit);
+  if (bytes.byteLength === 0) return undefined;
+  const mediaType = (request.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
+  if (!rule.types.includes(mediaType)) {
+    throw new AppError("unsupported_media_type", `The body must be sent as ${rule.types.join(" or ")}`);
+  }
+  if (mediaType === "application/json") {
+    try {
+      return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    } catch {
+      throw new AppError("bad_request", "The request body is not valid JSON");
+    }
+  }
+  if (mediaType === "text/plain") return new TextDecoder().decode(bytes);
+  // Forms: rebuild a Request so the platform's own parsers handle boundaries and encodings.
+  return new Request("http://localhost/", { method: "POST", body: bytes, headers: { "content-type": request.headers.get("content-type")! } }).formData();
+}
+
+async function readLimited(request: Request, limit: number): Promise<Uint8Array> {
+  if (!request.body) return new Uint8Array(0);
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > limit) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge(limit);
+    }
+    chunks.push(value);
+  }
+  if (chunks.length === 1) return chunks[0];
+  const out = new Uint8Array(total);
+  let offset = 0;
+  for (const c of chunks) {
+    out.set(c, offset);
+    offset += c.byteLength;
+  }
+  return out;
+}
+
+function tooLarge(limit: number): AppError {
+  return new AppError("payload_too_large", `The request body is larger than ${Math.round(limit / 1024)} KiB`);
+}

@@ -1,0 +1,59 @@
+#!/usr/bin/env bun
+// The one command-line entry of abuse-intel: the server, the jobs and the offline tools are commands of it.
+
+import { AppError } from "./domain/errors";
+import { VERSION } from "./version";
+import type { Command } from "./cli/command";
+import { serveCommand } from "./cli/serve";
+
+const commands: Command[] = [serveCommand];
+
+function usage(): string {
+  return [
+    `abuse-intel ${VERSION}: abuse-intelligence IP reputation service`,
+    "",
+    "Usage: abuse-intel <command> [options]   (abuse-intel <command> --help for its options)",
+    "",
+    "Commands:",
+    ...commands.map((c) => `  ${c.name.padEnd(12)} ${c.summary}`),
+    "",
+    "  --version    print the version",
+  ].join("\n");
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    console.log(usage());
+    return name === undefined ? 2 : 0;
+  }
+  if (name === "--version" || name === "-v") {
+    console.log(VERSION);
+    return 0;
+  }
+  const command = commands.find((c) => c.name === name);
+  if (!command) {
+    console.error(`abuse-intel: unknown command "${name}"\n\n${usage()}`);
+    return 2;
+  }
+  if (rest.includes("--help") || rest.includes("-h")) {
+    console.log(command.help);
+    return 0;
+  }
+  try {
+    return await command.run(rest);
+  } catch (error) {
+    if (error instanceof AppError) {
+      console.error(`abuse-intel ${name}: ${error.message}`);
+      for (const d of error.details ?? []) console.error(`  ${d.field}: ${d.message}`);
+      return 2;
+    }
+    console.error(`abuse-intel ${name}: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+}
+
+if (import.meta.main) {
+  const code = await main(process.argv.slice(2));
+  process.exit(code);
+}

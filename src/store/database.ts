@@ -1,0 +1,85 @@
+// Opens the one SQLite database of a data directory: WAL, busy timeout, foreign keys, and the embedded
+// migrations applied before anything else touches it.
+
+import { Database } from "bun:sqlite";
+import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import * as schema from "./schema";
+import { embeddedMigrations } from "./migrations.generated";
+
+export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
+
+export const DATABASE_FILE = "abuse-intel.db";
+
+export interface Store {
+  /** drizzle over the connection, for everything but the hottest statements. */
+  db: Db;
+  /** The raw bun:sqlite connection, for prepared hot-path statements and transactions. */
+  sqlite: Database;
+  path: string;
+  close(): void;
+}
+
+export function databasePath(dataDir: string): string {
+  return join(dataDir, DATABASE_FILE);
+}
+
+export function openStore(dataDir: string, options: { readonly?: boolean } = {}): Store {
+  mkdirSync(dataDir, { recursive: true });
+  const path = databasePath(dataDir);
+  const sqlite = new Database(path, options.readonly ? { readonly: true } : { create: true, readwrite: true });
+  applyPragmas(sqlite, options.readonly ?? false);
+  const db = drizzle({ client: sqlite, schema }) as Db;
+  if (!options.readonly) migrate(db, sqlite);
+  return { db, sqlite, path, close: () => sqlite.close() };
+}
+
+/** An in-memory store for tests that need no file. */
+export function openMemoryStore(): Store {
+  const sqlite = new Database(":memory:");
+  applyPragmas(sqlite, false);
+  const db = drizzle({ client: sqlite, schema }) as Db;
+  migrate(db, sqlite);
+  return { db, sqlite, path: ":memory:", close: () => sqlite.close() };
+}
+
+function applyPragmas(sqlite: Database, readonly: boolean): void {
+  sqlite.exec("PRAGMA busy_timeout = 5000");
+  if (!readonly) {
+    sqlite.exec("PRAGMA journal_mode = WAL");
+    // NORMAL in WAL mode keeps every commit atomic and durable against a process crash; only an OS crash or
+    // power loss can lose the last transactions. FULL also survives that: appliances lose power.
+    sqlite.exec("PRAGMA synchronous = FULL");
+  }
+  sqlite.exec("PRAGMA foreign_keys = ON");
+}
+
+/**
+ * Applies the embedded drizzle migrations. Foreign keys are off while they run: drizzle-kit's table-rebuild
+ * migrations would otherwise cascade-delete child rows (drizzle-orm issue 4640); the check afterwards fails
+ * loudly instead.
+ */
+function migrate(db: Db, sqlite: Database): void {
+  sqlite.exec("PRAGMA foreign_keys = OFF");
+  try {
+    // The same call the stock bun-sqlite migrator makes, fed from strings instead of files.
+    (db as unknown as { dialect: { migrate(m: unknown, s: unknown, c: unknown): void }; session: unknown }).dialect.migrate(
+      embeddedMigrations.map(({ sql, bps, folderMillis, hash }) => ({ sql, bps, folderMillis, hash })),
+      (db as unknown as { session: unknown }).session,
+      {},
+    );
+    const problems = sqlite.query("PRAGMA foreign_key_check").all();
+    if (problems.length > 0) throw new Error(`migration left ${problems.length} broken foreign keys`);
+  } finally {
+    sqlite.exec("PRAGMA foreign_keys = ON");
+  }
+}
+
+/**
+ * Runs `work` in one IMMEDIATE transaction (the write lock is taken at BEGIN, so two writers never deadlock
+ * upgrading a read lock). Everything a response acknowledges is committed when this returns.
+ */
+export function inTransaction<T>(store: Store, work: () => T): T {
+  return store.sqlite.transaction(work).immediate();
+}

@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Elysia } from "elysia";
+import { bodyOf, createHarness, type Harness } from "../support/harness";
+
+let h: Harness;
+beforeAll(async () => {
+  h = await createHarness();
+});
+afterAll(() => h.close());
+
+describe("the contract's error body (section 1)", () => {
+  test("an unknown route is 404 with the error body", async () => {
+    const res = await h.call("GET", "/v1/nothing-here");
+    expect(res.status).toBe(404);
+    expect(res.headers.get("content-type")).toContain("application/json");
+    expect(await bodyOf(res)).toEqual({ success: false, error: "No such endpoint", code: "not_found" });
+  });
+
+  test("healthz and readyz answer", async () => {
+    expect(await (await h.call("GET", "/healthz")).json()).toEqual({ success: true, status: "ok" });
+    const ready = await h.call("GET", "/readyz");
+    expect(ready.status).toBe(200);
+    expect((await bodyOf(ready)).checks).toEqual({ database: true, index: true });
+  });
+});
+
+describe("JSON bodies", () => {
+  // A throwaway route on the real app: the parser and error mapping are what is under test.
+  const echo = () => {
+    const app = new Elysia().use(h.app).post("/test/echo", ({ body }) => ({ success: true, body }));
+    return (init: RequestInit) => app.handle(new Request("http://localhost/test/echo", { method: "POST", ...init }));
+  };
+
+  test("valid JSON reaches the route", async () => {
+    const res = await echo()({ body: '{"a":1}', headers: { "content-type": "application/json; charset=utf-8" } });
+    expect(res.status).toBe(200);
+    expect(await bodyOf(res)).toEqual({ success: true, body: { a: 1 } });
+  });
+
+  test("malformed JSON is 400 bad_request", async () => {
+    const res = await echo()({ body: '{"a":', headers: { "content-type": "application/json" } });
+    expect(res.status).toBe(400);
+    expect(await bodyOf(res)).toEqual({ success: false, error: "The request body is not valid JSON", code: "bad_request" });
+  });
+
+  test("a body that is not application/json is 415", async () => {
+    const res = await echo()({ body: "a=1", headers: { "content-type": "application/x-www-form-urlencoded" } });
+    expect(res.status).toBe(415);
+    expect((await bodyOf(res)).code).toBe("unsupported_media_type");
+  });
+
+  test("a body over 64 KiB is 413, with or without a Content-Length", async () => {
+    const big = JSON.stringify({ a: "x".repeat(64 * 1024) });
+    const declared = await echo()({ body: big, headers: { "content-type": "application/json" } });
+    expect(declared.status).toBe(413);
+    expect((await bodyOf(declared)).code).toBe("payload_too_large");
+    const stream = new ReadableStream({
+      start(c) {
+        c.enqueue(new TextEncoder().encode(big));
+        c.close();
+      },
+    });
+    const chunked = await echo()({ body: stream, headers: { "content-type": "application/json" } });
+    expect(chunked.status).toBe(413);
+  });
+
+  test("exactly 64 KiB is accepted", async () => {
+    const body = JSON.stringify({ a: "" });
+    const padded = body.slice(0, -1) + " ".repeat(64 * 1024 - body.length) + "}";
+    expect(padded.length).toBe(64 * 1024);
+    const res = await echo()({ body: padded, headers: { "content-type": "application/json" } });
+    expect(res.status).toBe(200);
+  });
+});

@@ -1,0 +1,20 @@
+// Who is making a request, once their credential has been checked (contract section 3).
+
+export type Tier = "free" | "pro" | "enterprise";
+export type Role = "user" | "admin";
+
+export interface Principal {
+  userId: number;
+  email: string;
+  role: Role;
+  tier: Tier;
+  /** The account's daily budget in force (dailyLimit override, else the tier's); null means unlimited. */
+  dailyBudget: number | null;
+  /** How the request authenticated: a user JWT, an API key, or a key given to a read-only snapshot server. */
+  via: "jwt" | "api_key" | "static_key";
+  /** The API key's row id, when `via` is "api_key". */
+  apiKeyId: number | null;
+}
+
+/** What a route requires: any credential, a user JWT, or a user JWT of an admin. */
+export type AuthLevel = "key" | "user" | "admin";

@@ -8,10 +8,12 @@ CREATE TABLE `addresses` (
 	`last_category` text,
 	`first_seen` integer,
 	`last_seen` integer,
-	`scored_at` integer NOT NULL
+	`scored_at` integer NOT NULL,
+	`rescore_due_at` integer
 );
 --> statement-breakpoint
 CREATE INDEX `addresses_last_seen` ON `addresses` (`last_seen`);--> statement-breakpoint
+CREATE INDEX `addresses_rescore_due` ON `addresses` (`rescore_due_at`);--> statement-breakpoint
 CREATE TABLE `allowlist` (
 	`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`cidr` text NOT NULL,

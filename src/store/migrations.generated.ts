@@ -12,8 +12,9 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   {
     "tag": "0000_initial",
     "sql": [
-      "CREATE TABLE `addresses` (\n\t`ip` text PRIMARY KEY NOT NULL,\n\t`ip_version` integer NOT NULL,\n\t`reputation_score` integer NOT NULL,\n\t`total_reports` integer NOT NULL,\n\t`verified_reports` integer NOT NULL,\n\t`categories_mask` integer NOT NULL,\n\t`last_category` text,\n\t`first_seen` integer,\n\t`last_seen` integer,\n\t`scored_at` integer NOT NULL\n);\n",
+      "CREATE TABLE `addresses` (\n\t`ip` text PRIMARY KEY NOT NULL,\n\t`ip_version` integer NOT NULL,\n\t`reputation_score` integer NOT NULL,\n\t`total_reports` integer NOT NULL,\n\t`verified_reports` integer NOT NULL,\n\t`categories_mask` integer NOT NULL,\n\t`last_category` text,\n\t`first_seen` integer,\n\t`last_seen` integer,\n\t`scored_at` integer NOT NULL,\n\t`rescore_due_at` integer\n);\n",
       "\nCREATE INDEX `addresses_last_seen` ON `addresses` (`last_seen`);",
+      "\nCREATE INDEX `addresses_rescore_due` ON `addresses` (`rescore_due_at`);",
       "\nCREATE TABLE `allowlist` (\n\t`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,\n\t`cidr` text NOT NULL,\n\t`note` text DEFAULT '' NOT NULL,\n\t`created_at` integer NOT NULL,\n\t`created_by` integer\n);\n",
       "\nCREATE UNIQUE INDEX `allowlist_cidr_unique` ON `allowlist` (`cidr`);",
       "\nCREATE TABLE `api_keys` (\n\t`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,\n\t`user_id` integer NOT NULL,\n\t`name` text NOT NULL,\n\t`prefix` text NOT NULL,\n\t`key_hash` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\t`last_used_at` integer,\n\t`revoked_at` integer,\n\tFOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE no action\n);\n",
@@ -55,7 +56,7 @@ export const embeddedMigrations: EmbeddedMigration[] = [
       "\nCREATE INDEX `webhooks_user` ON `webhooks` (`user_id`);"
     ],
     "bps": true,
-    "folderMillis": 1795254308330,
-    "hash": "b14efb8f198f570926aa980034d978ec842d9ffdd6a2f246682c937dedb6262d"
+    "folderMillis": 1795254567044,
+    "hash": "b40826b7a33d1c5a4fa3acbc79b3da4af619a303057643959bfe842b2c6ebde2"
   }
 ];

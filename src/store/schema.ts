@@ -159,8 +159,10 @@ export const addresses = sqliteTable(
     lastSeen: integer("last_seen"),
     /** When the score was last computed (the rescore job moves it as time decays scores). */
     scoredAt: integer("scored_at").notNull(),
+    /** The first moment the score will differ from the stored one (decay or retention); null: never. */
+    rescoreDueAt: integer("rescore_due_at"),
   },
-  (t) => [index("addresses_last_seen").on(t.lastSeen)],
+  (t) => [index("addresses_last_seen").on(t.lastSeen), index("addresses_rescore_due").on(t.rescoreDueAt)],
 );
 
 export const allowlist = sqliteTable(

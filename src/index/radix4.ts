@@ -1,0 +1,677 @@
+// The IPv4 radix tree: 32-bit keys with prefix lengths, each entry holding a small integer value.
+// See radix.ts for the structure; this file holds the IPv4 node layout and its operations.
+
+import {
+  type RadixOptions,
+  NOT_FOUND,
+  HAS_VALUE,
+  FREE,
+  LEN_MASK,
+  checkRootBits,
+  checkValue,
+  growInt32,
+  readTreeBuffer,
+  writeTreeBuffer,
+} from "./radix-common.ts";
+
+/** One entry of an IPv4 tree. */
+export interface RadixEntry4 {
+  /** The network address as an unsigned 32-bit number. */
+  network: number;
+  prefixLength: number;
+  value: number;
+}
+
+/** Receives entries of a walk; returning `false` stops the walk. */
+export type RadixVisitor4 = (network: number, prefixLength: number, value: number) => void | boolean;
+
+// Node layout: four int32 words per node.
+const STRIDE = 4;
+const KEY = 0; // the network, host bits zero (int32 view of the unsigned value)
+const META = 1; // prefix length | HAS_VALUE | FREE
+const LEFT = 2; // child whose next bit is 0; on a /32 node: ~value (negative, so never taken for a child)
+const RIGHT = 3; // child whose next bit is 1; on a free node: the next free node
+
+/** MASK[len]: the netmask of a prefix length, as int32. */
+const MASK = new Int32Array(33);
+for (let len = 1; len <= 32; len++) MASK[len] = -1 << (32 - len);
+
+const MAGIC = 0x34524941; // "AIR4" little-endian
+
+// Automatic root size: start at 2^16 buckets and grow by four whenever the tree holds more than half as many
+// entries as buckets, up to 2^22 (16 MiB): at most about one entry per bucket keeps a lookup at two or three
+// cache misses.
+const AUTO_ROOT_BITS_MIN = 16;
+const AUTO_ROOT_BITS_MAX = 22;
+function rootGrowthThreshold(rootBits: number): number {
+  return rootBits >= AUTO_ROOT_BITS_MAX ? Infinity : 2 ** (rootBits - 1);
+}
+
+export class RadixTree4 {
+  private bits: number;
+  private shift: number;
+  private shortSlot: number;
+  /** The size above which the root table grows (Infinity when rootBits was fixed). */
+  private growAt: number;
+  /** Bucket heads by the top `rootBits` bits, then the head of the trie of shorter prefixes. */
+  private roots: Int32Array;
+  private nodes: Int32Array;
+  /** Values of nodes shorter than /32 (a /32 keeps its value in LEFT). */
+  private values: Int32Array;
+  private top = 0;
+  private freeHead = -1;
+  private freeCount = 0;
+  private count = 0;
+
+  constructor(options: RadixOptions = {}) {
+    this.bits = checkRootBits(options.rootBits ?? AUTO_ROOT_BITS_MIN);
+    this.shift = 32 - this.bits;
+    this.shortSlot = 2 ** this.bits;
+    this.growAt = options.rootBits === undefined ? rootGrowthThreshold(this.bits) : Infinity;
+    this.roots = new Int32Array(this.shortSlot + 1).fill(-1);
+    const capacity = Math.max(16, options.initialCapacity ?? 1024);
+    this.nodes = new Int32Array(capacity * STRIDE);
+    this.values = new Int32Array(capacity);
+  }
+
+  /** Bits of the direct root table; grows with the tree unless the options fixed it. */
+  get rootBits(): number {
+    return this.bits;
+  }
+
+  /** Number of entries (addresses and prefixes with a value). */
+  get size(): number {
+    return this.count;
+  }
+
+  /** Bytes held by the tree's arrays (allocated, including spare capacity). */
+  get byteSize(): number {
+    return this.roots.byteLength + this.nodes.byteLength + this.values.byteLength;
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Lookups
+
+  /**
+   * The value stored for exactly `address`/32, or NOT_FOUND. No allocation: the lookup hot path. A negative
+   * address (the -1 of a failed `tryParseIpv4Value`) finds nothing.
+   */
+  get(address: number): number {
+    if (address < 0) return NOT_FOUND;
+    const nodes = this.nodes;
+    const key = address | 0;
+    let n = this.roots[address >>> this.shift];
+    while (n >= 0) {
+      const o = n << 2;
+      const len = nodes[o + META] & LEN_MASK;
+      if (len === 32) return nodes[o + KEY] === key ? ~nodes[o + LEFT] : NOT_FOUND;
+      n = nodes[o + LEFT + ((key >>> (31 - len)) & 1)];
+    }
+    return NOT_FOUND;
+  }
+
+  /** The value stored for exactly `network/prefixLength`, or NOT_FOUND. */
+  getPrefix(network: number, prefixLength: number): number {
+    const n = this.findNode(network, prefixLength);
+    return n < 0 ? NOT_FOUND : this.valueAt(n);
+  }
+
+  /** The value of the longest stored prefix (up to `maxPrefixLength`) containing `address`, or NOT_FOUND. */
+  longestMatch(address: number, maxPrefixLength = 32): number {
+    const n = this.longestMatchNode(address, maxPrefixLength);
+    return n < 0 ? NOT_FOUND : this.valueAt(n);
+  }
+
+  /** The longest stored prefix containing `address`, or null. */
+  longestMatchEntry(address: number, maxPrefixLength = 32): RadixEntry4 | null {
+    const n = this.longestMatchNode(address, maxPrefixLength);
+    return n < 0 ? null : this.entryAt(n);
+  }
+
+  /**
+   * Visits every stored prefix containing `address` (up to `maxPrefixLength`), shortest first. The address's
+   * own /32 entry counts when `maxPrefixLength` is 32.
+   */
+  forEachEnclosing(address: number, visit: RadixVisitor4, maxPrefixLength = 32): void {
+    if (maxPrefixLength >= this.bits) {
+      if (!this.visitPath(this.roots[this.shortSlot], address, this.bits - 1, visit)) return;
+      this.visitPath(this.roots[address >>> this.shift], address, maxPrefixLength, visit);
+    } else {
+      this.visitPath(this.roots[this.shortSlot], address, maxPrefixLength, visit);
+    }
+  }
+
+  /**
+   * The values of every stored prefix containing `address`, shortest first, written to `out` (a typed array
+   * takes as many as fit, a plain array grows); returns how many were found. No allocation with a typed array.
+   */
+  enclosingValues(address: number, out: Int32Array | Uint32Array | number[], maxPrefixLength = 32): number {
+    let k = 0;
+    if (maxPrefixLength >= this.bits) {
+      k = this.pathValues(this.roots[this.shortSlot], address, this.bits - 1, out, k);
+      return this.pathValues(this.roots[address >>> this.shift], address, maxPrefixLength, out, k);
+    }
+    return this.pathValues(this.roots[this.shortSlot], address, maxPrefixLength, out, k);
+  }
+
+  /** Every stored prefix containing `address`, shortest first. */
+  enclosing(address: number, maxPrefixLength = 32): RadixEntry4[] {
+    const found: RadixEntry4[] = [];
+    this.forEachEnclosing(address, (network, prefixLength, value) => void found.push({ network, prefixLength, value }), maxPrefixLength);
+    return found;
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Changes
+
+  /** Inserts or updates `network/prefixLength` (host bits must be zero) with a value 0..2^31-1. */
+  set(network: number, prefixLength: number, value: number): void {
+    checkValue(value);
+    const key = this.checkKey(network, prefixLength);
+    let ref = prefixLength >= this.bits ? ~(network >>> this.shift) : ~this.shortSlot;
+    for (;;) {
+      const n = this.readRef(ref);
+      if (n < 0) {
+        this.writeRef(ref, this.newNode(key, prefixLength, value));
+        if (++this.count > this.growAt) this.growRoot();
+        return;
+      }
+      const o = n << 2;
+      const nkey = this.nodes[o + KEY];
+      const meta = this.nodes[o + META];
+      const nlen = meta & LEN_MASK;
+      let common = Math.clz32(key ^ nkey);
+      if (common > nlen) common = nlen;
+      if (common > prefixLength) common = prefixLength;
+      if (common === nlen) {
+        if (nlen === prefixLength) {
+          this.setValueAt(n, value);
+          if ((meta & HAS_VALUE) === 0) {
+            this.nodes[o + META] = meta | HAS_VALUE;
+            if (++this.count > this.growAt) this.growRoot();
+          }
+          return;
+        }
+        ref = o + LEFT + ((key >>> (31 - nlen)) & 1);
+        continue;
+      }
+      // The new prefix and node n part ways at bit `common`.
+      const m = this.newNode(key, prefixLength, value);
+      if (common === prefixLength) {
+        // The new prefix encloses n: it becomes n's parent.
+        this.nodes[(m << 2) + LEFT + ((nkey >>> (31 - prefixLength)) & 1)] = n;
+        this.writeRef(ref, m);
+      } else {
+        const g = this.newNode(key & MASK[common], common, -1);
+        const side = (key >>> (31 - common)) & 1;
+        this.nodes[(g << 2) + LEFT + side] = m;
+        this.nodes[(g << 2) + LEFT + 1 - side] = n;
+        this.writeRef(ref, g);
+      }
+      if (++this.count > this.growAt) this.growRoot();
+      return;
+    }
+  }
+
+  /** Removes `network/prefixLength`; returns whether it was there. */
+  delete(network: number, prefixLength: number): boolean {
+    const key = this.checkKey(network, prefixLength);
+    let ref = prefixLength >= this.bits ? ~(network >>> this.shift) : ~this.shortSlot;
+    let parentRef = 0;
+    let parent = -1;
+    let n = this.readRef(ref);
+    while (n >= 0) {
+      const len = this.nodes[(n << 2) + META] & LEN_MASK;
+      if (len >= prefixLength) break;
+      parentRef = ref;
+      parent = n;
+      ref = (n << 2) + LEFT + ((key >>> (31 - len)) & 1);
+      n = this.readRef(ref);
+    }
+    if (n < 0) return false;
+    const nodes = this.nodes;
+    const o = n << 2;
+    const meta = nodes[o + META];
+    if ((meta & LEN_MASK) !== prefixLength || nodes[o + KEY] !== key || (meta & HAS_VALUE) === 0) return false;
+    this.count--;
+    const left = prefixLength === 32 ? -1 : nodes[o + LEFT];
+    const right = prefixLength === 32 ? -1 : nodes[o + RIGHT];
+    if (left >= 0 && right >= 0) {
+      nodes[o + META] = meta & ~HAS_VALUE; // stays as a branching (glue) node
+      return true;
+    }
+    this.freeNode(n);
+    if (left >= 0 || right >= 0) {
+      this.writeRef(ref, left >= 0 ? left : right);
+      return true;
+    }
+    this.writeRef(ref, -1);
+    // A glue parent always had two children; left with one, it goes too.
+    if (parent >= 0 && (nodes[(parent << 2) + META] & HAS_VALUE) === 0) {
+      const po = parent << 2;
+      const other = nodes[po + LEFT] >= 0 ? nodes[po + LEFT] : nodes[po + RIGHT];
+      this.writeRef(parentRef, other);
+      this.freeNode(parent);
+    }
+    return true;
+  }
+
+  /** Rebuilds the tree over a root table four times bigger, so buckets stay shallow as the tree grows. */
+  private growRoot(): void {
+    const n = this.count;
+    const keys = new Uint32Array(n);
+    const lens = new Uint8Array(n);
+    const vals = new Int32Array(n);
+    const cursor = this.cursor();
+    for (let i = 0; cursor.next(); i++) {
+      keys[i] = cursor.network;
+      lens[i] = cursor.prefixLength;
+      vals[i] = cursor.value;
+    }
+    this.bits += 2;
+    this.shift = 32 - this.bits;
+    this.shortSlot = 2 ** this.bits;
+    this.growAt = rootGrowthThreshold(this.bits);
+    this.roots = new Int32Array(this.shortSlot + 1).fill(-1);
+    this.nodes = new Int32Array(Math.ceil(n * 2.2) * STRIDE);
+    this.values = new Int32Array(Math.ceil(n * 2.2));
+    this.top = 0;
+    this.freeHead = -1;
+    this.freeCount = 0;
+    this.count = 0;
+    for (let i = 0; i < n; i++) this.set(keys[i], lens[i], vals[i]);
+  }
+
+  /** Removes every entry. */
+  clear(): void {
+    this.roots.fill(-1);
+    this.top = 0;
+    this.freeHead = -1;
+    this.freeCount = 0;
+    this.count = 0;
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Walks (ascending by network, then by prefix length). The tree must not change during a walk.
+
+  /** Visits every entry in ascending order; returns false when the visitor stopped it. */
+  walk(visit: RadixVisitor4): boolean {
+    return this.walkSubtree(0, 0, visit);
+  }
+
+  /** Visits every entry inside `network/prefixLength` (itself included) in ascending order. */
+  walkSubtree(network: number, prefixLength: number, visit: RadixVisitor4): boolean {
+    const cursor = this.cursor(network, prefixLength);
+    while (cursor.next()) if (visit(cursor.network, cursor.prefixLength, cursor.value) === false) return false;
+    return true;
+  }
+
+  /** The entries inside `network/prefixLength` (default: all), ascending, one object each. */
+  *entries(network = 0, prefixLength = 0): Generator<RadixEntry4> {
+    const cursor = this.cursor(network, prefixLength);
+    while (cursor.next()) yield { network: cursor.network, prefixLength: cursor.prefixLength, value: cursor.value };
+  }
+
+  /** A pull-style walk over the entries inside `network/prefixLength`, for streaming without a generator. */
+  cursor(network = 0, prefixLength = 0): RadixCursor4 {
+    this.checkKey(network, prefixLength);
+    const shortNodes: number[] = [];
+    let firstBucket = 0;
+    let endBucket = 0;
+    let startNode = -1;
+    if (prefixLength >= this.bits) {
+      startNode = this.subtreeTop(this.roots[network >>> this.shift], network, prefixLength);
+    } else {
+      firstBucket = network >>> this.shift;
+      endBucket = firstBucket + 2 ** (this.bits - prefixLength);
+      const top = this.subtreeTop(this.roots[this.shortSlot], network, prefixLength);
+      if (top >= 0) this.collectPreorder(top, shortNodes);
+    }
+    return new RadixCursor4(this, this.nodes, this.roots, this.shift, shortNodes, firstBucket, endBucket, startNode);
+  }
+
+  /**
+   * Renumbers the nodes in walk order (each bucket's nodes side by side, buckets ascending) and drops free
+   * slots, so a lookup touches one or two cache lines after the root table. Call after a bulk load.
+   */
+  compact(): void {
+    const c = this.compacted();
+    this.roots = c.roots;
+    this.nodes = c.nodes;
+    this.values = c.values;
+    this.top = c.top;
+    this.freeHead = -1;
+    this.freeCount = 0;
+  }
+
+  private compacted(): { roots: Int32Array; nodes: Int32Array; values: Int32Array; top: number } {
+    const live = this.top - this.freeCount;
+    const roots = new Int32Array(this.roots.length).fill(-1);
+    const nodes = new Int32Array(Math.max(16, live) * STRIDE);
+    const values = new Int32Array(Math.max(16, live));
+    const old = this.nodes;
+    // Pending work: an old node, and the word in the new arrays that must point at its new number.
+    const pendingNode = new Int32Array(80);
+    const pendingRef = new Int32Array(80);
+    let next = 0;
+    for (let i = -1; i < this.shortSlot; i++) {
+      const slot = i < 0 ? this.shortSlot : i;
+      if (this.roots[slot] < 0) continue;
+      let sp = 0;
+      pendingNode[sp] = this.roots[slot];
+      pendingRef[sp++] = ~slot;
+      while (sp > 0) {
+        const m = pendingNode[--sp];
+        const ref = pendingRef[sp];
+        const n = next++;
+        if (ref >= 0) nodes[ref] = n;
+        else roots[~ref] = n;
+        const o = m << 2;
+        const on = n << 2;
+        const meta = old[o + META];
+        nodes[on + KEY] = old[o + KEY];
+        nodes[on + META] = meta;
+        nodes[on + LEFT] = -1;
+        nodes[on + RIGHT] = -1;
+        if ((meta & LEN_MASK) === 32) {
+          nodes[on + LEFT] = old[o + LEFT];
+          continue;
+        }
+        values[n] = this.values[m];
+        if (old[o + RIGHT] >= 0) {
+          pendingNode[sp] = old[o + RIGHT];
+          pendingRef[sp++] = on + RIGHT;
+        }
+        if (old[o + LEFT] >= 0) {
+          pendingNode[sp] = old[o + LEFT];
+          pendingRef[sp++] = on + LEFT;
+        }
+      }
+    }
+    return { roots, nodes, values, top: next };
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Serialization: one byte buffer (little-endian int32 words) holding the arrays as they are.
+
+  /** The tree in one buffer, compacted (see compact()); `deserialize` reads it back. */
+  serialize(): Uint8Array {
+    const c = this.compacted();
+    const fixedRoot = this.growAt === Infinity && this.bits < AUTO_ROOT_BITS_MAX ? 1 : 0;
+    return writeTreeBuffer(MAGIC, this.bits, [this.count, c.top, fixedRoot], [
+      c.roots,
+      c.nodes.subarray(0, c.top * STRIDE),
+      c.values.subarray(0, c.top),
+    ]);
+  }
+
+  static deserialize(buffer: Uint8Array): RadixTree4 {
+    const { rootBits, header, arrays } = readTreeBuffer(buffer, MAGIC, 3);
+    const [count, top, fixedRoot] = header;
+    const tree = new RadixTree4({ rootBits, initialCapacity: top });
+    tree.growAt = fixedRoot === 1 ? Infinity : rootGrowthThreshold(rootBits);
+    if (arrays[0].length !== tree.roots.length || arrays[1].length !== top * STRIDE || arrays[2].length !== top) {
+      throw new RangeError("radix buffer: array sizes do not match the header");
+    }
+    tree.roots.set(arrays[0]);
+    tree.nodes.set(arrays[1]);
+    tree.values.set(arrays[2]);
+    tree.top = top;
+    tree.count = count;
+    tree.checkLinks();
+    return tree;
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Internals
+
+  /** Refuses a buffer whose links point outside the node array (a corrupt or foreign buffer). */
+  private checkLinks(): void {
+    const top = this.top;
+    const bad = (n: number) => n < -1 || n >= top;
+    for (const head of this.roots) if (bad(head)) throw new RangeError("radix buffer: a root points outside the nodes");
+    for (let n = 0; n < top; n++) {
+      const o = n << 2;
+      const len = this.nodes[o + META] & LEN_MASK;
+      if (len > 32 || (len < 32 && (bad(this.nodes[o + LEFT]) || bad(this.nodes[o + RIGHT])))) {
+        throw new RangeError("radix buffer: a node is malformed");
+      }
+    }
+  }
+
+  /** @internal the value of node n (which has one). */
+  valueAt(n: number): number {
+    const o = n << 2;
+    return (this.nodes[o + META] & LEN_MASK) === 32 ? ~this.nodes[o + LEFT] : this.values[n];
+  }
+
+  private entryAt(n: number): RadixEntry4 {
+    const o = n << 2;
+    return { network: this.nodes[o + KEY] >>> 0, prefixLength: this.nodes[o + META] & LEN_MASK, value: this.valueAt(n) };
+  }
+
+  private setValueAt(n: number, value: number): void {
+    const o = n << 2;
+    if ((this.nodes[o + META] & LEN_MASK) === 32) this.nodes[o + LEFT] = ~value;
+    else this.values[n] = value;
+  }
+
+  private checkKey(network: number, prefixLength: number): number {
+    if (!Number.isInteger(prefixLength) || prefixLength < 0 || prefixLength > 32) {
+      throw new RangeError(`IPv4 prefix length ${prefixLength} is outside 0..32`);
+    }
+    if (!Number.isInteger(network) || network < 0 || network > 0xffffffff) throw new RangeError(`not an IPv4 value: ${network}`);
+    const key = network | 0;
+    if ((key & MASK[prefixLength]) !== key) throw new RangeError(`host bits set in ${network}/${prefixLength}`);
+    return key;
+  }
+
+  private findNode(network: number, prefixLength: number): number {
+    const key = this.checkKey(network, prefixLength);
+    const nodes = this.nodes;
+    let n = prefixLength >= this.bits ? this.roots[network >>> this.shift] : this.roots[this.shortSlot];
+    while (n >= 0) {
+      const o = n << 2;
+      const meta = nodes[o + META];
+      const len = meta & LEN_MASK;
+      if (len >= prefixLength) {
+        return len === prefixLength && nodes[o + KEY] === key && (meta & HAS_VALUE) !== 0 ? n : -1;
+      }
+      n = nodes[o + LEFT + ((key >>> (31 - len)) & 1)];
+    }
+    return -1;
+  }
+
+  private longestMatchNode(address: number, maxPrefixLength: number): number {
+    const key = address | 0;
+    if (maxPrefixLength >= this.bits) {
+      const found = this.deepestOnPath(this.roots[address >>> this.shift], key, maxPrefixLength);
+      if (found >= 0) return found;
+    }
+    return this.deepestOnPath(this.roots[this.shortSlot], key, maxPrefixLength);
+  }
+
+  /** The deepest node with a value on the path of `key`, no longer than maxLen, from head n. */
+  private deepestOnPath(n: number, key: number, maxLen: number): number {
+    const nodes = this.nodes;
+    let best = -1;
+    while (n >= 0) {
+      const o = n << 2;
+      const meta = nodes[o + META];
+      const len = meta & LEN_MASK;
+      if (len > maxLen || (key & MASK[len]) !== nodes[o + KEY]) break;
+      if ((meta & HAS_VALUE) !== 0) best = n;
+      if (len === 32) break;
+      n = nodes[o + LEFT + ((key >>> (31 - len)) & 1)];
+    }
+    return best;
+  }
+
+  /** Visits the nodes with a value on the path of `address`; false when the visitor stopped. */
+  private visitPath(n: number, address: number, maxLen: number, visit: RadixVisitor4): boolean {
+    const nodes = this.nodes;
+    const key = address | 0;
+    while (n >= 0) {
+      const o = n << 2;
+      const meta = nodes[o + META];
+      const len = meta & LEN_MASK;
+      if (len > maxLen || (key & MASK[len]) !== nodes[o + KEY]) break;
+      if ((meta & HAS_VALUE) !== 0 && visit(nodes[o + KEY] >>> 0, len, this.valueAt(n)) === false) return false;
+      if (len === 32) break;
+      n = nodes[o + LEFT + ((key >>> (31 - len)) & 1)];
+    }
+    return true;
+  }
+
+  private pathValues(n: number, address: number, maxLen: number, out: Int32Array | Uint32Array | number[], k: number): number {
+    const nodes = this.nodes;
+    const key = address | 0;
+    const room = Array.isArray(out) ? Infinity : out.length;
+    while (n >= 0) {
+      const o = n << 2;
+      const meta = nodes[o + META];
+      const len = meta & LEN_MASK;
+      if (len > maxLen || (key & MASK[len]) !== nodes[o + KEY]) break;
+      if ((meta & HAS_VALUE) !== 0) {
+        if (k < room) out[k] = len === 32 ? ~nodes[o + LEFT] : this.values[n];
+        k++;
+      }
+      if (len === 32) break;
+      n = nodes[o + LEFT + ((key >>> (31 - len)) & 1)];
+    }
+    return k;
+  }
+
+  /** The highest node under head n lying inside network/prefixLength, or -1. */
+  private subtreeTop(n: number, network: number, prefixLength: number): number {
+    const nodes = this.nodes;
+    const key = network | 0;
+    while (n >= 0) {
+      const o = n << 2;
+      const len = nodes[o + META] & LEN_MASK;
+      if (len >= prefixLength) return (nodes[o + KEY] & MASK[prefixLength]) === key ? n : -1;
+      n = nodes[o + LEFT + ((key >>> (31 - len)) & 1)];
+    }
+    return -1;
+  }
+
+  private collectPreorder(n: number, out: number[]): void {
+    const nodes = this.nodes;
+    const stack = [n];
+    while (stack.length > 0) {
+      const m = stack.pop() as number;
+      const o = m << 2;
+      const meta = nodes[o + META];
+      if ((meta & HAS_VALUE) !== 0) out.push(m);
+      if ((meta & LEN_MASK) < 32) {
+        if (nodes[o + RIGHT] >= 0) stack.push(nodes[o + RIGHT]);
+        if (nodes[o + LEFT] >= 0) stack.push(nodes[o + LEFT]);
+      }
+    }
+  }
+
+  private readRef(ref: number): number {
+    return ref >= 0 ? this.nodes[ref] : this.roots[~ref];
+  }
+
+  private writeRef(ref: number, n: number): void {
+    if (ref >= 0) this.nodes[ref] = n;
+    else this.roots[~ref] = n;
+  }
+
+  private newNode(key: number, prefixLength: number, value: number): number {
+    let n: number;
+    if (this.freeHead >= 0) {
+      n = this.freeHead;
+      this.freeHead = this.nodes[(n << 2) + RIGHT];
+      this.freeCount--;
+    } else {
+      if (this.top === this.values.length) {
+        this.nodes = growInt32(this.nodes, this.top, STRIDE);
+        this.values = growInt32(this.values, this.top, 1);
+      }
+      n = this.top++;
+    }
+    const o = n << 2;
+    const nodes = this.nodes;
+    nodes[o + KEY] = key;
+    nodes[o + META] = prefixLength | (value >= 0 ? HAS_VALUE : 0);
+    nodes[o + LEFT] = -1;
+    nodes[o + RIGHT] = -1;
+    if (value >= 0) this.setValueAt(n, value);
+    return n;
+  }
+
+  private freeNode(n: number): void {
+    const o = n << 2;
+    this.nodes[o + META] = FREE;
+    this.nodes[o + LEFT] = -1;
+    this.nodes[o + RIGHT] = this.freeHead;
+    this.freeHead = n;
+    this.freeCount++;
+  }
+}
+
+/**
+ * A pull-style walk: `while (cursor.next()) use(cursor.network, cursor.prefixLength, cursor.value)`.
+ * Pre-order of each bucket's trie, with the short-prefix trie's entries merged in by network.
+ */
+export class RadixCursor4 {
+  network = 0;
+  prefixLength = 0;
+  value = 0;
+  private readonly stack = new Int32Array(72);
+  private sp = 0;
+  private shortIndex = 0;
+
+  /** @internal */
+  constructor(
+    private readonly tree: RadixTree4,
+    private readonly nodes: Int32Array,
+    private readonly roots: Int32Array,
+    private readonly shift: number,
+    private readonly shortNodes: number[],
+    private bucket: number,
+    private readonly endBucket: number,
+    startNode: number,
+  ) {
+    if (startNode >= 0) this.stack[this.sp++] = startNode;
+  }
+
+  next(): boolean {
+    const nodes = this.nodes;
+    const stack = this.stack;
+    for (;;) {
+      if (this.sp > 0) {
+        const n = stack[--this.sp];
+        const o = n << 2;
+        const meta = nodes[o + META];
+        const len = meta & LEN_MASK;
+        if (len < 32) {
+          if (nodes[o + RIGHT] >= 0) stack[this.sp++] = nodes[o + RIGHT];
+          if (nodes[o + LEFT] >= 0) stack[this.sp++] = nodes[o + LEFT];
+        }
+        if ((meta & HAS_VALUE) === 0) continue;
+        this.network = nodes[o + KEY] >>> 0;
+        this.prefixLength = len;
+        this.value = len === 32 ? ~nodes[o + LEFT] : this.tree.valueAt(n);
+        return true;
+      }
+      while (this.bucket < this.endBucket && this.roots[this.bucket] < 0) this.bucket++;
+      const bucketStart = this.bucket < this.endBucket ? this.bucket * 2 ** this.shift : Infinity;
+      if (this.shortIndex < this.shortNodes.length) {
+        const n = this.shortNodes[this.shortIndex];
+        const network = nodes[(n << 2) + KEY] >>> 0;
+        if (network <= bucketStart) {
+          this.shortIndex++;
+          this.network = network;
+          this.prefixLength = nodes[(n << 2) + META] & LEN_MASK;
+          this.value = this.tree.valueAt(n);
+          return true;
+        }
+      }
+      if (this.bucket >= this.endBucket) return false;
+      stack[this.sp++] = this.roots[this.bucket++];
+    }
+  }
+}

@@ -1,0 +1,368 @@
+// Benchmark of the radix index and CIDR aggregation (issue 3), each figure printed with its ceiling measured in
+// the same run: random IPv4 lookups on 1 M entries vs a binary search over a sorted Uint32Array and vs
+// mmdb-lib on the same addresses; IPv6 lookups vs a binary search; build time; bytes per address; aggregation
+// of 1 M IPv4 addresses vs FireHOL `iprange` on the same file.
+// Run: npx bun test/bench/index.bench.ts [--entries N]
+
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Reader } from "mmdb-lib";
+import { aggregateSortedIpv4 } from "../../src/domain/aggregate.ts";
+import { formatIpv4, formatIpv6, tryParseIp, tryParseIpv4Value } from "../../src/domain/ip.ts";
+import { RadixTree4, RadixTree6 } from "../../src/index/radix.ts";
+
+const argIndex = process.argv.indexOf("--entries");
+const N = argIndex > 0 ? Number(process.argv[argIndex + 1]) : 1_000_000;
+
+// Memory is measured in a fresh process: the resident set before and after building the tree from keys that
+// are already in one typed array, so nothing else of this benchmark's garbage blurs the figure.
+if (process.argv.includes("--memory-child")) {
+  const next = rng(42);
+  const keys = new Uint32Array(N).map(() => next());
+  Bun.gc(true);
+  const before = process.memoryUsage().rss;
+  const tree = new RadixTree4();
+  for (let i = 0; i < N; i++) tree.set(keys[i], 32, i);
+  tree.compact();
+  Bun.gc(true);
+  const after = process.memoryUsage().rss;
+  console.log(JSON.stringify({ size: tree.size, rssDelta: after - before, byteSize: tree.byteSize }));
+  process.exit(0);
+}
+const QUERIES = 2_000_000;
+const ROUNDS = 3;
+
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return (t ^ (t >>> 14)) >>> 0;
+  };
+}
+
+function ms(start: number): number {
+  return performance.now() - start;
+}
+
+const fmt = (x: number, digits = 2) => x.toFixed(digits);
+const perSecond = (count: number, millis: number) => `${fmt(count / millis / 1000)} M/s`;
+function verdict(ok: boolean): string {
+  return ok ? "PASS" : "FAIL";
+}
+const results: Array<[string, boolean]> = [];
+
+// ---------------------------------------------------------------------------------------------------------
+// IPv4: data, build, memory
+
+const random = rng(42);
+const unique = new Set<number>();
+while (unique.size < N) unique.add(random());
+const keys = Uint32Array.from(unique);
+const sorted = keys.slice().sort();
+
+console.log(`# radix index benchmark: ${N.toLocaleString("en")} IPv4 entries, ${QUERIES.toLocaleString("en")} random lookups per round, best of ${ROUNDS}`);
+
+let start = performance.now();
+const tree4 = new RadixTree4();
+for (let i = 0; i < N; i++) tree4.set(keys[i], 32, i);
+const buildInsert = ms(start);
+start = performance.now();
+tree4.compact();
+const buildCompact = ms(start);
+start = performance.now();
+const fromSorted = new RadixTree4();
+for (let i = 0; i < N; i++) fromSorted.set(sorted[i], 32, i);
+const buildSorted = ms(start);
+start = performance.now();
+const buffer4 = tree4.serialize();
+const serializeMs = ms(start);
+start = performance.now();
+const restored4 = RadixTree4.deserialize(buffer4);
+const deserializeMs = ms(start);
+if (restored4.size !== N) throw new Error("deserialized tree lost entries");
+
+console.log(`build, random order:  ${fmt(buildInsert, 0)} ms insert + ${fmt(buildCompact, 0)} ms compact (${perSecond(N, buildInsert + buildCompact)} rows)`);
+console.log(`build, sorted order:  ${fmt(buildSorted, 0)} ms`);
+console.log(`serialize ${fmt(serializeMs, 0)} ms, deserialize ${fmt(deserializeMs, 0)} ms, buffer ${fmt(buffer4.byteLength / 2 ** 20, 1)} MiB`);
+const bytesPerAddress = tree4.byteSize / N;
+const child = spawnSync(process.execPath, [import.meta.path, "--memory-child", "--entries", String(N)], { encoding: "utf8" });
+const childResult = JSON.parse(child.stdout.trim().split("\n").pop() ?? "{}") as { size: number; rssDelta: number };
+const rssDelta = childResult.rssDelta / childResult.size;
+console.log(
+  `memory: ${fmt(bytesPerAddress, 1)} bytes/address in the tree's arrays (root table 2^${tree4.rootBits}); ` +
+    `a fresh process's RSS grew ${fmt(rssDelta, 1)} bytes/address building it; ceiling 100 -> ${verdict(bytesPerAddress <= 100 && rssDelta <= 100)}`,
+);
+results.push(["bytes per address <= 100", bytesPerAddress <= 100 && rssDelta <= 100]);
+
+// ---------------------------------------------------------------------------------------------------------
+// IPv4 lookups vs binary search
+
+function binarySearch(a: Uint32Array, v: number): number {
+  let lo = 0;
+  let hi = a.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const x = a[mid];
+    if (x < v) lo = mid + 1;
+    else if (x > v) hi = mid - 1;
+    else return mid;
+  }
+  return -1;
+}
+
+// Queries: 3/4 stored addresses, 1/4 random (mostly absent), in random order.
+const queries = new Uint32Array(QUERIES);
+for (let i = 0; i < QUERIES; i++) queries[i] = i % 4 === 3 ? random() : keys[random() % N];
+
+let sink = 0;
+function timeBinary(): number {
+  const t = performance.now();
+  for (let i = 0; i < QUERIES; i++) sink += binarySearch(sorted, queries[i]);
+  return ms(t);
+}
+function timeTree(tree: RadixTree4): number {
+  const t = performance.now();
+  for (let i = 0; i < QUERIES; i++) sink += tree.get(queries[i]);
+  return ms(t);
+}
+// The same answers first: the tree is not allowed to be fast by being wrong.
+for (let i = 0; i < 100_000; i++) {
+  const q = queries[i];
+  if ((binarySearch(sorted, q) >= 0) !== (tree4.get(q) >= 0)) throw new Error(`tree and binary search disagree on ${q}`);
+}
+let bestBinary = Infinity;
+let bestTree = Infinity;
+let bestRestored = Infinity;
+for (let round = 0; round < ROUNDS; round++) {
+  bestBinary = Math.min(bestBinary, timeBinary());
+  bestTree = Math.min(bestTree, timeTree(tree4));
+  bestRestored = Math.min(bestRestored, timeTree(restored4));
+}
+const ratio4 = bestBinary / bestTree;
+console.log(`IPv4 exact lookups: tree ${perSecond(QUERIES, bestTree)} (deserialized copy ${perSecond(QUERIES, bestRestored)}), binary search ${perSecond(QUERIES, bestBinary)}`);
+console.log(`  ratio tree / binary search = ${fmt(ratio4)}x; target >= 1.0x -> ${verdict(ratio4 >= 1)}`);
+results.push(["IPv4 lookups >= 1.0x binary search", ratio4 >= 1]);
+
+// Longest-prefix match with a realistic set of listed networks on top (Spamhaus DROP has ~1,000 /11../24).
+for (let i = 0; i < 1000; i++) {
+  const len = 11 + (random() % 14);
+  const net = (random() & (len === 0 ? 0 : (0xffffffff << (32 - len)) >>> 0)) >>> 0;
+  tree4.set(net, len, N + i);
+}
+let bestLpm = Infinity;
+for (let round = 0; round < ROUNDS; round++) {
+  const t = performance.now();
+  for (let i = 0; i < QUERIES; i++) sink += tree4.longestMatch(queries[i]);
+  bestLpm = Math.min(bestLpm, ms(t));
+}
+const enclosingOut = new Int32Array(40);
+let bestEnclosing = Infinity;
+for (let round = 0; round < ROUNDS; round++) {
+  const t = performance.now();
+  for (let i = 0; i < QUERIES; i++) sink += tree4.enclosingValues(queries[i], enclosingOut);
+  bestEnclosing = Math.min(bestEnclosing, ms(t));
+}
+console.log(`IPv4 with 1,000 listed networks: longest-prefix match ${perSecond(QUERIES, bestLpm)}, all enclosing prefixes ${perSecond(QUERIES, bestEnclosing)}`);
+
+// Parsing the path parameter plus the lookup, as a request does it.
+const queryText = Array.from(queries.subarray(0, 500_000), (q) => formatIpv4(q) as string);
+let bestParsed = Infinity;
+for (let round = 0; round < ROUNDS; round++) {
+  const t = performance.now();
+  for (let i = 0; i < queryText.length; i++) sink += tree4.get(tryParseIpv4Value(queryText[i]));
+  bestParsed = Math.min(bestParsed, ms(t));
+}
+let bestParseIp = Infinity;
+for (let round = 0; round < ROUNDS; round++) {
+  const t = performance.now();
+  for (let i = 0; i < queryText.length; i++) {
+    const ip = tryParseIp(queryText[i]);
+    if (typeof ip !== "string" && ip.version === 4) sink += tree4.get(ip.value);
+  }
+  bestParseIp = Math.min(bestParseIp, ms(t));
+}
+console.log(`IPv4 text -> lookup: tryParseIpv4Value + get ${perSecond(queryText.length, bestParsed)}, tryParseIp + get ${perSecond(queryText.length, bestParseIp)}`);
+
+// ---------------------------------------------------------------------------------------------------------
+// mmdb-lib on the same addresses
+
+const mmdbWriterPath = new URL("../support/mmdb-writer.ts", import.meta.url).pathname;
+if (existsSync(mmdbWriterPath)) {
+  const { writeMmdb } = (await import(mmdbWriterPath)) as {
+    writeMmdb: (entries: Array<{ cidr: string; data: Record<string, unknown> }>, options?: { ipVersion?: 4 | 6 }) => Uint8Array;
+  };
+  start = performance.now();
+  const entries = Array.from(keys, (k, i) => ({ cidr: `${formatIpv4(k)}/32`, data: { slot: i % 1000 } }));
+  const mmdb = writeMmdb(entries, { ipVersion: 4 });
+  const writeMs = ms(start);
+  const reader = new Reader(Buffer.from(mmdb.buffer, mmdb.byteOffset, mmdb.byteLength));
+  const M = 200_000;
+  const texts = queryText.slice(0, M);
+  for (let i = 0; i < 1000; i++) {
+    const got = reader.get(texts[i]);
+    const ours = tree4.get(tryParseIpv4Value(texts[i]));
+    if ((got !== null) !== (ours >= 0 && ours < N)) throw new Error(`mmdb and tree disagree on ${texts[i]}`);
+  }
+  let bestMmdb = Infinity;
+  let bestOurs = Infinity;
+  for (let round = 0; round < ROUNDS; round++) {
+    let t = performance.now();
+    for (let i = 0; i < M; i++) if (reader.get(texts[i]) !== null) sink++;
+    bestMmdb = Math.min(bestMmdb, ms(t));
+    t = performance.now();
+    for (let i = 0; i < M; i++) sink += tree4.get(tryParseIpv4Value(texts[i]));
+    bestOurs = Math.min(bestOurs, ms(t));
+  }
+  const ratioMmdb = bestMmdb / bestOurs;
+  console.log(`mmdb-lib on the same ${N.toLocaleString("en")} addresses (${fmt(mmdb.byteLength / 2 ** 20, 1)} MiB, written in ${fmt(writeMs, 0)} ms): ${perSecond(M, bestMmdb)}; ours (parse + get) ${perSecond(M, bestOurs)}`);
+  console.log(`  ratio ours / mmdb-lib = ${fmt(ratioMmdb, 1)}x; target >= 5x -> ${verdict(ratioMmdb >= 5)}`);
+  results.push(["IPv4 lookups >= 5x mmdb-lib", ratioMmdb >= 5]);
+} else {
+  console.log("mmdb-lib comparison SKIPPED: test/support/mmdb-writer.ts does not exist yet");
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// IPv6: addresses spread over 2000::/4 (global unicast), /48s with random interface ids
+
+const keys6 = new Uint32Array(N * 4);
+for (let i = 0; i < N; i++) {
+  keys6[4 * i] = (0x20000000 | (random() & 0x0fffffff)) >>> 0;
+  keys6[4 * i + 1] = random();
+  keys6[4 * i + 2] = random();
+  keys6[4 * i + 3] = random();
+}
+start = performance.now();
+const tree6 = new RadixTree6();
+for (let i = 0; i < N; i++) tree6.set(keys6.subarray(4 * i, 4 * i + 4), 128, i);
+const build6 = ms(start);
+tree6.compact();
+const order = Array.from({ length: N }, (_, i) => i).sort((a, b) => {
+  for (let w = 0; w < 4; w++) if (keys6[4 * a + w] !== keys6[4 * b + w]) return keys6[4 * a + w] - keys6[4 * b + w];
+  return 0;
+});
+const sorted6 = new Uint32Array(N * 4);
+order.forEach((k, i) => sorted6.set(keys6.subarray(4 * k, 4 * k + 4), 4 * i));
+
+function binarySearch6(a: Uint32Array, q: Uint32Array): number {
+  let lo = 0;
+  let hi = a.length / 4 - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const o = mid * 4;
+    let c = 0;
+    for (let w = 0; w < 4; w++) {
+      if (a[o + w] !== q[w]) {
+        c = a[o + w] < q[w] ? -1 : 1;
+        break;
+      }
+    }
+    if (c < 0) lo = mid + 1;
+    else if (c > 0) hi = mid - 1;
+    else return mid;
+  }
+  return -1;
+}
+const Q6 = 1_000_000;
+const queries6 = new Uint32Array(Q6 * 4);
+for (let i = 0; i < Q6; i++) {
+  const k = random() % N;
+  queries6.set(keys6.subarray(4 * k, 4 * k + 4), 4 * i);
+  if (i % 4 === 3) queries6[4 * i + 3] = random();
+}
+const q6views = Array.from({ length: Q6 }, (_, i) => queries6.subarray(4 * i, 4 * i + 4));
+let best6 = Infinity;
+let bestBinary6 = Infinity;
+for (let round = 0; round < ROUNDS; round++) {
+  let t = performance.now();
+  for (let i = 0; i < Q6; i++) sink += binarySearch6(sorted6, q6views[i]);
+  bestBinary6 = Math.min(bestBinary6, ms(t));
+  t = performance.now();
+  for (let i = 0; i < Q6; i++) sink += tree6.get(q6views[i]);
+  best6 = Math.min(best6, ms(t));
+}
+const ratio6 = bestBinary6 / best6;
+console.log(`IPv6: build ${fmt(build6, 0)} ms for ${N.toLocaleString("en")} addresses, ${fmt(tree6.byteSize / N, 1)} bytes/address`);
+console.log(`  exact lookups ${perSecond(Q6, best6)}, binary search over sorted 128-bit keys ${perSecond(Q6, bestBinary6)}, ratio ${fmt(ratio6)}x`);
+const text6 = Array.from({ length: 200_000 }, (_, i) => formatIpv6(q6views[i]) as string);
+let bestParse6 = Infinity;
+for (let round = 0; round < ROUNDS; round++) {
+  const t = performance.now();
+  for (let i = 0; i < text6.length; i++) {
+    const ip = tryParseIp(text6[i]);
+    if (typeof ip !== "string" && ip.version === 6) sink += tree6.get(ip.words);
+  }
+  bestParse6 = Math.min(bestParse6, ms(t));
+}
+console.log(`  text -> lookup (tryParseIp + get) ${perSecond(text6.length, bestParse6)}`);
+
+// ---------------------------------------------------------------------------------------------------------
+// CIDR aggregation of 1 M IPv4 addresses vs iprange on the same file
+
+const iprange = spawnSync("iprange", ["--version"], { encoding: "utf8" });
+if (iprange.error) {
+  console.log("aggregation vs iprange SKIPPED: `iprange` is not installed (apt-get install iprange)");
+} else {
+  const dir = mkdtempSync(join(tmpdir(), "abuse-intel-bench-"));
+  try {
+    // Addresses packed into a few /12s so that neighbours merge into bigger blocks, in random order.
+    const input = new Uint32Array(N);
+    for (let i = 0; i < N; i++) input[i] = ((random() % 4) * 0x10000000 + 0x0a000000 + (random() % 0x00300000)) >>> 0;
+    const file = join(dir, "addresses.txt");
+    writeFileSync(file, Array.from(input, (v) => formatIpv4(v)).join("\n") + "\n");
+    const outFile = join(dir, "ours.txt");
+    const theirsFile = join(dir, "iprange.txt");
+
+    const runOurs = (): number => {
+      const t = performance.now();
+      const text = readFileSync(file, "latin1");
+      const values = new Uint32Array(N);
+      let count = 0;
+      let lineStart = 0;
+      for (let i = 0; i <= text.length; i++) {
+        if (i === text.length || text.charCodeAt(i) === 10) {
+          if (i > lineStart) {
+            const v = tryParseIpv4Value(text.slice(lineStart, i));
+            if (v < 0) throw new Error(`bad line ${text.slice(lineStart, i)}`);
+            values[count++] = v;
+          }
+          lineStart = i + 1;
+        }
+      }
+      const sortedValues = values.subarray(0, count).sort();
+      const lines: string[] = [];
+      aggregateSortedIpv4(sortedValues, (network, len) => {
+        lines.push(len === 32 ? formatIpv4(network) : `${formatIpv4(network)}/${len}`);
+      });
+      writeFileSync(outFile, lines.join("\n") + "\n");
+      return ms(t);
+    };
+    const runIprange = (): number => {
+      const t = performance.now();
+      const r = spawnSync("sh", ["-c", `iprange "${file}" > "${theirsFile}"`]);
+      if (r.status !== 0) throw new Error(`iprange failed: ${r.stderr}`);
+      return ms(t);
+    };
+    let bestOurs = Infinity;
+    let bestTheirs = Infinity;
+    for (let round = 0; round < ROUNDS; round++) {
+      bestTheirs = Math.min(bestTheirs, runIprange());
+      bestOurs = Math.min(bestOurs, runOurs());
+    }
+    const same = readFileSync(outFile, "utf8") === readFileSync(theirsFile, "utf8");
+    const blocks = readFileSync(outFile, "utf8").split("\n").length - 1;
+    const ratio = bestOurs / bestTheirs;
+    console.log(`aggregation of ${N.toLocaleString("en")} IPv4 addresses (file in, ${blocks.toLocaleString("en")} CIDR lines out): ours ${fmt(bestOurs, 0)} ms, iprange ${fmt(bestTheirs, 0)} ms; output identical: ${same}`);
+    console.log(`  ratio ours / iprange = ${fmt(ratio)}x; target <= 2x -> ${verdict(ratio <= 2 && same)}`);
+    results.push(["aggregation <= 2x iprange (same output)", ratio <= 2 && same]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+console.log(`# summary: ${results.map(([name, ok]) => `${name}: ${verdict(ok)}`).join("; ")}`);
+if (sink === 0.5) console.log(sink); // keep the lookups observable

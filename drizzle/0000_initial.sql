@@ -1,3 +1,8 @@
+CREATE TABLE `address_change_log` (
+	`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
+	`ip` text NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE `addresses` (
 	`ip` text PRIMARY KEY NOT NULL,
 	`ip_version` integer NOT NULL,

@@ -12,7 +12,8 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   {
     "tag": "0000_initial",
     "sql": [
-      "CREATE TABLE `addresses` (\n\t`ip` text PRIMARY KEY NOT NULL,\n\t`ip_version` integer NOT NULL,\n\t`reputation_score` integer NOT NULL,\n\t`total_reports` integer NOT NULL,\n\t`verified_reports` integer NOT NULL,\n\t`categories_mask` integer NOT NULL,\n\t`last_category` text,\n\t`first_seen` integer,\n\t`last_seen` integer,\n\t`scored_at` integer NOT NULL,\n\t`rescore_due_at` integer\n);\n",
+      "CREATE TABLE `address_change_log` (\n\t`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,\n\t`ip` text NOT NULL\n);\n",
+      "\nCREATE TABLE `addresses` (\n\t`ip` text PRIMARY KEY NOT NULL,\n\t`ip_version` integer NOT NULL,\n\t`reputation_score` integer NOT NULL,\n\t`total_reports` integer NOT NULL,\n\t`verified_reports` integer NOT NULL,\n\t`categories_mask` integer NOT NULL,\n\t`last_category` text,\n\t`first_seen` integer,\n\t`last_seen` integer,\n\t`scored_at` integer NOT NULL,\n\t`rescore_due_at` integer\n);\n",
       "\nCREATE INDEX `addresses_last_seen` ON `addresses` (`last_seen`);",
       "\nCREATE INDEX `addresses_rescore_due` ON `addresses` (`rescore_due_at`);",
       "\nCREATE TABLE `allowlist` (\n\t`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,\n\t`cidr` text NOT NULL,\n\t`note` text DEFAULT '' NOT NULL,\n\t`created_at` integer NOT NULL,\n\t`created_by` integer\n);\n",
@@ -56,7 +57,18 @@ export const embeddedMigrations: EmbeddedMigration[] = [
       "\nCREATE INDEX `webhooks_user` ON `webhooks` (`user_id`);"
     ],
     "bps": true,
-    "folderMillis": 1795254567044,
-    "hash": "b40826b7a33d1c5a4fa3acbc79b3da4af619a303057643959bfe842b2c6ebde2"
+    "folderMillis": 1795254960871,
+    "hash": "e51c8d660c0c5dd92c0b8828fba602541ed5774b4cb1e377fd25f08be679612c"
+  },
+  {
+    "tag": "0001_address-change-triggers",
+    "sql": [
+      "-- Every write to addresses is logged so a running server can follow changes made by other processes.\nCREATE TRIGGER `addresses_log_insert` AFTER INSERT ON `addresses` BEGIN\n  INSERT INTO `address_change_log` (`ip`) VALUES (NEW.`ip`);\nEND;\n",
+      "\nCREATE TRIGGER `addresses_log_update` AFTER UPDATE ON `addresses` BEGIN\n  INSERT INTO `address_change_log` (`ip`) VALUES (NEW.`ip`);\nEND;\n",
+      "\nCREATE TRIGGER `addresses_log_delete` AFTER DELETE ON `addresses` BEGIN\n  INSERT INTO `address_change_log` (`ip`) VALUES (OLD.`ip`);\nEND;\n"
+    ],
+    "bps": true,
+    "folderMillis": 1795254961205,
+    "hash": "008ee19c2b0a5cf53dc06dd091a21cef743217b82c4d2f79b5812584a7b5db17"
   }
 ];

@@ -165,6 +165,15 @@ export const addresses = sqliteTable(
   (t) => [index("addresses_last_seen").on(t.lastSeen), index("addresses_rescore_due").on(t.rescoreDueAt)],
 );
 
+/**
+ * Every write to `addresses` appends the address here (triggers in migration 0001), so a running server can
+ * bring its index up to date after another process (a CLI import, a job run by hand) changed addresses.
+ */
+export const addressChangeLog = sqliteTable("address_change_log", {
+  seq: integer("seq").primaryKey({ autoIncrement: true }),
+  ip: text("ip").notNull(),
+});
+
 export const allowlist = sqliteTable(
   "allowlist",
   {
@@ -339,6 +348,7 @@ export const schemaTables = {
   creditLedger,
   creditBalances,
   addresses,
+  addressChangeLog,
   allowlist,
   webhooks,
   outbox,

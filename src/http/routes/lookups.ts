@@ -1,0 +1,61 @@
+// Lookups for anyone with a key (contract 5.1, 5.2, 5.3, 5.7, 5.8, 5.9): served from the in-memory index and
+// the enrichment table. The address in the path is parsed here, by hand, because this is the hot path.
+
+import { Elysia } from "elysia";
+import { CATEGORY_INFO } from "../../domain/categories";
+import { AppError } from "../../domain/errors";
+import { tryParseIp, type Ip } from "../../domain/ip";
+import { parsePage } from "../../domain/pagination";
+import { scoringParametersView } from "../../domain/scoring";
+import type { Services } from "../../services/services";
+import { authPlugin } from "../auth";
+
+export const BULK_LIMIT = 100;
+
+function pathAddress(raw: string): Ip {
+  const text = raw.includes("%") ? safeDecode(raw) : raw;
+  const ip = tryParseIp(text);
+  if (typeof ip === "string") throw new AppError("bad_request", `"${text}" is not a valid IP address: ${ip}`);
+  return ip;
+}
+
+function safeDecode(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
+export function lookupRoutes(services: Services) {
+  const { reputation } = services;
+  const categories = CATEGORY_INFO.map((c) => ({ name: c.name, description: c.description, abuseIpdbCategory: c.abuseIpdbNumber }));
+  return new Elysia()
+    .use(authPlugin(services))
+    .get("/v1/categories", () => ({ success: true, data: categories }), { auth: "key" })
+    .get("/v1/scoring", () => ({ success: true, data: scoringParametersView(services.scoring) }), { auth: "key" })
+    .get(
+      "/v1/ip/recent",
+      ({ query }) => {
+        const { limit, offset } = parsePage(query, { limit: 10, offset: 0 });
+        const { rows, total } = reputation.recent(limit, offset);
+        return { success: true, data: rows, pagination: { limit, offset, total } };
+      },
+      { auth: "key" },
+    )
+    .post(
+      "/v1/ip/bulk",
+      ({ body }) => {
+        const ips = (body as { ips?: unknown } | undefined)?.ips;
+        if (!Array.isArray(ips) || ips.length === 0 || ips.length > BULK_LIMIT) {
+          throw new AppError("validation_failed", `ips must be an array of 1 to ${BULK_LIMIT} addresses`, {
+            details: [{ field: "ips", message: `must be an array of 1 to ${BULK_LIMIT} strings` }],
+          });
+        }
+        return { success: true, data: reputation.bulk(ips) };
+      },
+      { auth: "key" },
+    )
+    .get("/v1/ip/:ip", ({ params }) => reputation.detail(pathAddress(params.ip)), { auth: "key" })
+    .get("/v1/ip/:ip/reputation", ({ params }) => ({ success: true, data: reputation.reputation(pathAddress(params.ip)) }), { auth: "key" });
+}

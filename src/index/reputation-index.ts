@@ -1,0 +1,192 @@
+// The in-memory reputation index: every reported address with its score, risk, categories, counts and dates,
+// kept in slot-indexed typed-array columns and found through the IPv4/IPv6 radix trees (the tree's value is
+// the slot). Lookups, bulk checks and blocklists read it and never run SQL per address. The store is the truth;
+// this is rebuilt from the `addresses` table at start and updated after every committed change.
+
+import type { Ip, Ipv6 } from "../domain/ip";
+import { riskCodeOfScore, type RiskThresholds, DEFAULT_RISK_THRESHOLDS } from "../domain/risk";
+import { NOT_FOUND } from "./radix-common";
+import { RadixTree4 } from "./radix4";
+import { RadixTree6 } from "./radix6";
+
+/** What the index keeps of one address: the `addresses` row in typed form. */
+export interface AddressRecord {
+  reputationScore: number;
+  totalReports: number;
+  verifiedReports: number;
+  categoriesMask: number;
+  /** Bit of the newest counting report's category, or -1. */
+  lastCategoryBit: number;
+  /** Milliseconds, or NaN when unknown. */
+  firstSeenMs: number;
+  lastSeenMs: number;
+}
+
+const NO_CATEGORY = 255;
+
+export class ReputationIndex {
+  readonly v4 = new RadixTree4();
+  readonly v6 = new RadixTree6();
+  /** Bumped on every change: blocklist ETags and caches key off it. */
+  generation = 1;
+  /** No slot's firstSeen is earlier than this (a lower bound; exact after `resetEarliestFirstSeen`). */
+  earliestFirstSeen = Number.POSITIVE_INFINITY;
+
+  private capacity: number;
+  private freeSlots: number[] = [];
+  private nextSlot = 0;
+  score: Uint8Array;
+  risk: Uint8Array;
+  categories: Uint16Array;
+  lastCategory: Uint8Array;
+  total: Uint32Array;
+  verified: Uint32Array;
+  firstSeen: Float64Array;
+  lastSeen: Float64Array;
+  /** The generation of the slot's last change: the per-address response cache compares it. */
+  stamp: Float64Array;
+
+  constructor(
+    private readonly thresholds: RiskThresholds = DEFAULT_RISK_THRESHOLDS,
+    initialCapacity = 1024,
+  ) {
+    this.capacity = initialCapacity;
+    this.score = new Uint8Array(initialCapacity);
+    this.risk = new Uint8Array(initialCapacity);
+    this.categories = new Uint16Array(initialCapacity);
+    this.lastCategory = new Uint8Array(initialCapacity);
+    this.total = new Uint32Array(initialCapacity);
+    this.verified = new Uint32Array(initialCapacity);
+    this.firstSeen = new Float64Array(initialCapacity);
+    this.lastSeen = new Float64Array(initialCapacity);
+    this.stamp = new Float64Array(initialCapacity);
+  }
+
+  get size(): number {
+    return this.v4.size + this.v6.size;
+  }
+
+  /** The slot of an address, or -1 (NOT_FOUND) when it has no counting reports. */
+  slotOf(ip: Ip): number {
+    return ip.version === 4 ? this.v4.get(ip.value) : this.v6.get(ip.words);
+  }
+
+  slotOfV4(value: number): number {
+    return this.v4.get(value);
+  }
+
+  slotOfV6(words: ArrayLike<number>): number {
+    return this.v6.get(words);
+  }
+
+  record(slot: number): AddressRecord {
+    return {
+      reputationScore: this.score[slot],
+      totalReports: this.total[slot],
+      verifiedReports: this.verified[slot],
+      categoriesMask: this.categories[slot],
+      lastCategoryBit: this.lastCategory[slot] === NO_CATEGORY ? -1 : this.lastCategory[slot],
+      firstSeenMs: this.firstSeen[slot],
+      lastSeenMs: this.lastSeen[slot],
+    };
+  }
+
+  /** Sets an address's record (adding it if new). */
+  upsert(ip: Ip, record: AddressRecord): void {
+    let slot = this.slotOf(ip);
+    if (slot === NOT_FOUND) {
+      slot = this.allocateSlot();
+      if (ip.version === 4) this.v4.set(ip.value, 32, slot);
+      else this.v6.set(ip.words, 128, slot);
+    }
+    this.write(slot, record);
+    this.stamp[slot] = ++this.generation;
+  }
+
+  /** Like upsert, but leaves the address (and its stamp) alone when the record is the same. */
+  upsertIfChanged(ip: Ip, record: AddressRecord): boolean {
+    const slot = this.slotOf(ip);
+    if (slot !== NOT_FOUND && sameRecord(this.record(slot), record)) return false;
+    this.upsert(ip, record);
+    return true;
+  }
+
+  /** Forgets an address (no counting reports left). */
+  remove(ip: Ip): boolean {
+    const slot = this.slotOf(ip);
+    if (slot === NOT_FOUND) return false;
+    if (ip.version === 4) this.v4.delete(ip.value, 32);
+    else this.v6.delete((ip as Ipv6).words, 128);
+    this.freeSlots.push(slot);
+    this.generation++;
+    return true;
+  }
+
+  /** Lays the trees' nodes out for fast lookups after a bulk build. */
+  compact(): void {
+    this.v4.compact();
+    this.v6.compact();
+  }
+
+  /** Marks an unrelated change (allowlist, listed networks) that changes what lists contain. */
+  touch(): void {
+    this.generation++;
+  }
+
+  private write(slot: number, r: AddressRecord): void {
+    this.score[slot] = r.reputationScore;
+    this.risk[slot] = riskCodeOfScore(r.reputationScore, this.thresholds);
+    this.categories[slot] = r.categoriesMask;
+    this.lastCategory[slot] = r.lastCategoryBit < 0 ? NO_CATEGORY : r.lastCategoryBit;
+    this.total[slot] = r.totalReports;
+    this.verified[slot] = r.verifiedReports;
+    this.firstSeen[slot] = r.firstSeenMs;
+    if (r.firstSeenMs < this.earliestFirstSeen) this.earliestFirstSeen = r.firstSeenMs;
+    this.lastSeen[slot] = r.lastSeenMs;
+  }
+
+  private allocateSlot(): number {
+    const reused = this.freeSlots.pop();
+    if (reused !== undefined) return reused;
+    if (this.nextSlot === this.capacity) this.grow();
+    return this.nextSlot++;
+  }
+
+  private grow(): void {
+    const capacity = Math.ceil(this.capacity * 1.5) + 16;
+    const grow = <T extends Uint8Array | Uint16Array | Uint32Array | Float64Array>(a: T): T => {
+      const b = new (a.constructor as new (n: number) => T)(capacity);
+      b.set(a);
+      return b;
+    };
+    this.score = grow(this.score);
+    this.risk = grow(this.risk);
+    this.categories = grow(this.categories);
+    this.lastCategory = grow(this.lastCategory);
+    this.total = grow(this.total);
+    this.verified = grow(this.verified);
+    this.firstSeen = grow(this.firstSeen);
+    this.lastSeen = grow(this.lastSeen);
+    this.stamp = grow(this.stamp);
+    this.capacity = capacity;
+  }
+
+  /** Bytes held by the index: trees plus columns. */
+  get byteSize(): number {
+    return this.v4.byteSize + this.v6.byteSize + this.capacity * (1 + 1 + 2 + 1 + 4 + 4 + 8 + 8 + 8);
+  }
+}
+
+const sameTime = (a: number, b: number) => a === b || (Number.isNaN(a) && Number.isNaN(b));
+
+function sameRecord(a: AddressRecord, b: AddressRecord): boolean {
+  return (
+    a.reputationScore === b.reputationScore &&
+    a.totalReports === b.totalReports &&
+    a.verifiedReports === b.verifiedReports &&
+    a.categoriesMask === b.categoriesMask &&
+    a.lastCategoryBit === b.lastCategoryBit &&
+    sameTime(a.firstSeenMs, b.firstSeenMs) &&
+    sameTime(a.lastSeenMs, b.lastSeenMs)
+  );
+}

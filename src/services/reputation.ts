@@ -1,0 +1,243 @@
+// Lookups (contract 5.1, 5.2, 5.8, 5.9): every answer comes from the in-memory index and the enrichment table,
+// with no SQL per address. The response cache gives the reputation record's `cached` flag its meaning: the
+// same address asked again while nothing about it changed.
+
+import { categoriesFromMask, categoryAt, type Category } from "../domain/categories";
+import type { Clock } from "../domain/clock";
+import { AppError } from "../domain/errors";
+import { ipFromWords, ipv4FromNumber, parseIp, tryParseIp, type Ip } from "../domain/ip";
+import { riskLevelFromCode, riskLevelOf, threatLevel, type RiskLevel } from "../domain/risk";
+import { DAY_MS, type ScoringParameters } from "../domain/scoring";
+import { NOT_FOUND } from "../index/radix-common";
+import type { ReputationIndex } from "../index/reputation-index";
+import { inTransaction, type Store } from "../store/database";
+import type { AddressScorer } from "./address-scorer";
+import type { Allowlist } from "./allowlist";
+
+/** What the enrichment knows of an address (country, network owner, city). */
+export interface GeoInfo {
+  countryCode: string | null;
+  country: string | null;
+  asn: number | null;
+  isp: string | null;
+  city: string | null;
+}
+
+export interface GeoLookup {
+  lookup(ip: Ip): GeoInfo;
+}
+
+/** `data` of `GET /v1/ip/{ip}/reputation` (5.2) and of each bulk result (5.9). */
+export interface ReputationData {
+  ipAddress: string;
+  reputationScore: number;
+  riskLevel: RiskLevel;
+  totalReports: number;
+  verifiedReports: number;
+  categories: Category[];
+  country: string | null;
+  isp: string | null;
+  cached: boolean;
+}
+
+/** `GET /v1/ip/{ip}` (5.1): flat, no envelope. */
+export interface IpDetail {
+  success: true;
+  ip: string;
+  country: string | null;
+  countryCode: string | null;
+  city: string | null;
+  isp: string | null;
+  asn: number | null;
+  reports: number;
+  verifiedReports: number;
+  threatLevel: string;
+  abuse_confidence: number;
+  reputationScore: number;
+  categories: Category[];
+  firstSeen: string | null;
+  lastSeen: string | null;
+  isAllowlisted: boolean;
+}
+
+export interface RecentRow {
+  ipAddress: string;
+  lastReportedAt: string | null;
+  category: Category | null;
+  categories: Category[];
+  totalReports: number;
+  reputationScore: number;
+  riskLevel: RiskLevel;
+  country: string | null;
+}
+
+export interface Reputation {
+  reputation(ip: Ip): ReputationData;
+  detail(ip: Ip): IpDetail;
+  bulk(inputs: unknown[]): { results: ReputationData[]; invalid: { input: unknown; error: string }[] };
+  recent(limit: number, offset: number): { rows: RecentRow[]; total: number };
+  /** Rescores the addresses whose oldest counting report passed retention: call before walking the index. */
+  expireDue(): number;
+  /** Forgets cached answers (after enrichment data changed). */
+  clearCache(): void;
+}
+
+const CACHE_LIMIT = 100_000;
+const EXPIRY_WALK_INTERVAL_MS = 10_000;
+const iso = (ms: number): string | null => (Number.isNaN(ms) ? null : new Date(ms).toISOString());
+
+interface CacheEntry {
+  stamp: number;
+  data: ReputationData;
+}
+
+export function createReputation(deps: {
+  index: ReputationIndex;
+  geo: GeoLookup;
+  allowlist: Allowlist;
+  store: Store;
+  clock: Clock;
+  scorer: AddressScorer;
+  params: ScoringParameters;
+}): Reputation {
+  const { index, geo, allowlist, store, clock, scorer, params } = deps;
+  const retentionMs = params.retentionDays * DAY_MS;
+  const cache = new Map<string, CacheEntry>();
+  let lastExpiryWalk = Number.NEGATIVE_INFINITY;
+
+  /** A report past retention stops counting at once, whether or not the expire job has run yet. */
+  function freshSlot(ip: Ip): number {
+    const slot = index.slotOf(ip);
+    if (slot === NOT_FOUND || !(clock.now() - index.firstSeen[slot] > retentionMs)) return slot;
+    rescoreNow(ip);
+    return index.slotOf(ip);
+  }
+
+  function rescoreNow(ip: Ip): void {
+    const now = clock.now();
+    const record = inTransaction(store, () => scorer.rescore(ip, now));
+    if (record) index.upsert(ip, record);
+    else index.remove(ip);
+  }
+
+  function compute(ip: Ip, slot: number): ReputationData {
+    const g = geo.lookup(ip);
+    if (slot === NOT_FOUND) {
+      return { ipAddress: ip.text, reputationScore: 100, riskLevel: riskLevelOf(100, params.riskThresholds), totalReports: 0, verifiedReports: 0, categories: [], country: g.countryCode, isp: g.isp, cached: false };
+    }
+    return {
+      ipAddress: ip.text,
+      reputationScore: index.score[slot],
+      riskLevel: riskLevelFromCode(index.risk[slot]),
+      totalReports: index.total[slot],
+      verifiedReports: index.verified[slot],
+      categories: categoriesFromMask(index.categories[slot]),
+      country: g.countryCode,
+      isp: g.isp,
+      cached: false,
+    };
+  }
+
+  function reputation(ip: Ip): ReputationData {
+    const slot = freshSlot(ip);
+    const stamp = slot === NOT_FOUND ? -1 : index.stamp[slot];
+    const hit = cache.get(ip.text);
+    if (hit !== undefined && hit.stamp === stamp) return { ...hit.data, cached: true };
+    const data = compute(ip, slot);
+    if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value as string);
+    cache.set(ip.text, { stamp, data });
+    return data;
+  }
+
+  return {
+    reputation,
+    detail(ip) {
+      const slot = freshSlot(ip);
+      const g = geo.lookup(ip);
+      const score = slot === NOT_FOUND ? 100 : index.score[slot];
+      return {
+        success: true,
+        ip: ip.text,
+        country: g.country,
+        countryCode: g.countryCode,
+        city: g.city,
+        isp: g.isp,
+        asn: g.asn,
+        reports: slot === NOT_FOUND ? 0 : index.total[slot],
+        verifiedReports: slot === NOT_FOUND ? 0 : index.verified[slot],
+        threatLevel: threatLevel(slot === NOT_FOUND ? riskLevelOf(100, params.riskThresholds) : riskLevelFromCode(index.risk[slot])),
+        abuse_confidence: 100 - score,
+        reputationScore: score,
+        categories: slot === NOT_FOUND ? [] : categoriesFromMask(index.categories[slot]),
+        firstSeen: slot === NOT_FOUND ? null : iso(index.firstSeen[slot]),
+        lastSeen: slot === NOT_FOUND ? null : iso(index.lastSeen[slot]),
+        isAllowlisted: allowlist.contains(ip),
+      };
+    },
+    bulk(inputs) {
+      const results: ReputationData[] = [];
+      const invalid: { input: unknown; error: string }[] = [];
+      for (const input of inputs) {
+        const parsed = typeof input === "string" ? tryParseIp(input) : "not a string";
+        if (typeof parsed === "string") invalid.push({ input, error: parsed });
+        else results.push(reputation(parsed));
+      }
+      return { results, invalid };
+    },
+    recent(limit, offset) {
+      expireDueNow();
+      const total = (store.sqlite.query("SELECT count(*) AS n FROM addresses").get() as { n: number }).n;
+      const ips = store.sqlite
+        .query("SELECT ip FROM addresses ORDER BY last_seen DESC, ip ASC LIMIT ? OFFSET ?")
+        .all(limit, offset) as { ip: string }[];
+      const rows: RecentRow[] = [];
+      for (const { ip: text } of ips) {
+        const ip = parseIp(text);
+        const slot = index.slotOf(ip);
+        if (slot === NOT_FOUND) continue;
+        const last = index.lastCategory[slot];
+        rows.push({
+          ipAddress: ip.text,
+          lastReportedAt: iso(index.lastSeen[slot]),
+          category: last === 255 ? null : categoryAt(last),
+          categories: categoriesFromMask(index.categories[slot]),
+          totalReports: index.total[slot],
+          reputationScore: index.score[slot],
+          riskLevel: riskLevelFromCode(index.risk[slot]),
+          country: geo.lookup(ip).countryCode,
+        });
+      }
+      return { rows, total };
+    },
+    expireDue: () => expireDueNow(),
+    clearCache: () => cache.clear(),
+  };
+
+  /**
+   * Lists (recent, blocklists) walk the whole index, so they cannot rescore each address on the way. Before a
+   * walk, addresses whose oldest counting report has passed retention are rescored, found with one walk that
+   * runs only when the index's earliest firstSeen is past the cutoff, and then at most every 10 seconds.
+   */
+  function expireDueNow(): number {
+    const now = clock.now();
+    const cutoff = now - retentionMs;
+    if (!(index.earliestFirstSeen < cutoff) || now - lastExpiryWalk < EXPIRY_WALK_INTERVAL_MS) return 0;
+    lastExpiryWalk = now;
+    const due: Ip[] = [];
+    let earliest = Number.POSITIVE_INFINITY;
+    const visit = (slot: number, ipOf: () => Ip) => {
+      const first = index.firstSeen[slot];
+      if (first < cutoff) due.push(ipOf());
+      else if (first < earliest) earliest = first;
+    };
+    index.v4.walk((network, _len, slot) => visit(slot, () => ipv4FromNumber(network)));
+    index.v6.walk((network, _len, slot) => visit(slot, () => ipFromWords(network)));
+    index.earliestFirstSeen = earliest;
+    for (const ip of due) rescoreNow(ip);
+    return due.length;
+  }
+}
+
+export function notAnAddress(reason: string): AppError {
+  return new AppError("bad_request", `Not a valid IP address: ${reason}`);
+}

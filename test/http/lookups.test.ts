@@ -1,0 +1,208 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { addUser, type TestUser } from "../support/accounts";
+import { bodyOf, createHarness, type Harness } from "../support/harness";
+
+let h: Harness;
+let reporter: TestUser;
+let reporter2: TestUser;
+let admin: TestUser;
+
+const report = (who: TestUser, json: Record<string, unknown>) => h.call("POST", "/v1/ip/report", { headers: who.jwt, json });
+const get = (path: string, who: TestUser = reporter) => h.call("GET", path, { headers: who.apiKey });
+
+beforeAll(async () => {
+  h = await createHarness();
+  reporter = await addUser(h, { tier: "enterprise" });
+  reporter2 = await addUser(h, { tier: "enterprise" });
+  admin = await addUser(h, { tier: "enterprise", role: "admin" });
+});
+afterAll(() => h.close());
+
+describe("GET /v1/ip/{ip} (5.1)", () => {
+  test("an address never reported: 200 with zero reports, low threat, enrichment from the embedded data", async () => {
+    const res = await get("/v1/ip/8.8.8.8");
+    expect(res.status).toBe(200);
+    expect(await bodyOf(res)).toEqual({
+      success: true,
+      ip: "8.8.8.8",
+      country: "United States",
+      countryCode: "US",
+      city: null,
+      isp: "Google LLC",
+      asn: 15169,
+      reports: 0,
+      verifiedReports: 0,
+      threatLevel: "low",
+      abuse_confidence: 0,
+      reputationScore: 100,
+      categories: [],
+      firstSeen: null,
+      lastSeen: null,
+      isAllowlisted: false,
+    });
+  });
+
+  test("unknown enrichment is null, never an empty string", async () => {
+    const body = await bodyOf(await get("/v1/ip/10.1.2.3"));
+    expect([body.country, body.countryCode, body.city, body.isp, body.asn]).toEqual([null, null, null, null, null]);
+  });
+
+  test("a reported address shows its score, counts, categories and dates", async () => {
+    const created = await report(reporter, { ipAddress: "203.0.113.7", category: "brute-force", description: "ssh", severity: 5 });
+    expect(created.status).toBe(201);
+    const body = await bodyOf(await get("/v1/ip/203.0.113.7"));
+    expect(body).toMatchObject({
+      ip: "203.0.113.7",
+      reports: 1,
+      verifiedReports: 0,
+      threatLevel: "medium",
+      abuse_confidence: 49,
+      reputationScore: 51,
+      categories: ["BRUTE_FORCE"],
+      firstSeen: "2026-11-21T08:00:00.000Z",
+      lastSeen: "2026-11-21T08:00:00.000Z",
+    });
+  });
+
+  test.each([
+    ["010.0.0.1", 400],
+    ["1.2.3.4%25eth0", 400],
+    ["1.2.3.0%2F24", 400],
+    ["not-an-ip", 400],
+    ["%201.2.3.4", 400],
+  ])("%s is refused with %d", async (raw, status) => {
+    const res = await get(`/v1/ip/${raw}`);
+    expect(res.status).toBe(status);
+    expect((await bodyOf(res)).code).toBe("bad_request");
+  });
+
+  test("IPv6 is answered in RFC 5952 form; IPv4-mapped becomes IPv4", async () => {
+    expect((await bodyOf(await get("/v1/ip/2001:0DB8:0:0:0:0:0:1"))).ip).toBe("2001:db8::1");
+    expect((await bodyOf(await get("/v1/ip/::ffff:8.8.4.4"))).ip).toBe("8.8.4.4");
+  });
+
+  test("needs a credential", async () => {
+    const res = await h.call("GET", "/v1/ip/8.8.8.8");
+    expect(res.status).toBe(401);
+    expect(res.headers.get("www-authenticate")).toBe("Bearer");
+  });
+});
+
+describe("GET /v1/ip/{ip}/reputation (5.2)", () => {
+  test("the envelope, and cached false → true → false after a new report", async () => {
+    const first = await bodyOf(await get("/v1/ip/198.51.100.20/reputation"));
+    expect(first).toEqual({
+      success: true,
+      data: { ipAddress: "198.51.100.20", reputationScore: 100, riskLevel: "LOW", totalReports: 0, verifiedReports: 0, categories: [], country: null, isp: null, cached: false },
+    });
+    expect((await bodyOf(await get("/v1/ip/198.51.100.20/reputation"))).data.cached).toBe(true);
+    expect((await report(reporter, { ip: "198.51.100.20", category: "PORT_SCAN", severity: "high" })).status).toBe(201);
+    const after = await bodyOf(await get("/v1/ip/198.51.100.20/reputation"));
+    expect(after.data).toMatchObject({ reputationScore: 59, riskLevel: "MEDIUM", totalReports: 1, categories: ["PORT_SCAN"], cached: false });
+    expect((await bodyOf(await get("/v1/ip/198.51.100.20/reputation"))).data.cached).toBe(true);
+  });
+
+  test("country is the alpha-2 code", async () => {
+    expect((await bodyOf(await get("/v1/ip/8.8.8.8/reputation"))).data).toMatchObject({ country: "US", isp: "Google LLC" });
+  });
+});
+
+describe("POST /v1/ip/bulk (5.9)", () => {
+  const bulk = (json: unknown) => h.call("POST", "/v1/ip/bulk", { headers: reporter.apiKey, json });
+
+  test("results in request order with duplicates kept; invalid entries listed, not failing", async () => {
+    const res = await bulk({ ips: ["203.0.113.7", "8.8.8.8", "bogus", "203.0.113.7", 5] });
+    expect(res.status).toBe(200);
+    const body = await bodyOf(res);
+    expect(body.data.results.map((r: { ipAddress: string }) => r.ipAddress)).toEqual(["203.0.113.7", "8.8.8.8", "203.0.113.7"]);
+    expect(body.data.results[0]).toMatchObject({ reputationScore: 51, totalReports: 1 });
+    expect(body.data.invalid.map((i: { input: unknown }) => i.input)).toEqual(["bogus", 5]);
+    expect(typeof body.data.invalid[0].error).toBe("string");
+  });
+
+  test.each([[{ ips: [] }], [{ ips: Array.from({ length: 101 }, () => "8.8.8.8") }], [{}], [{ ips: "8.8.8.8" }]])("%j is 400", async (json) => {
+    const res = await bulk(json);
+    expect(res.status).toBe(400);
+    expect((await bodyOf(res)).code).toBe("validation_failed");
+  });
+
+  test("exactly 100 is accepted", async () => {
+    const res = await bulk({ ips: Array.from({ length: 100 }, (_, i) => `192.0.2.${i}`) });
+    expect((await bodyOf(res)).data.results).toHaveLength(100);
+  });
+});
+
+describe("GET /v1/ip/recent (5.8)", () => {
+  test("one row per address, newest report first, with pagination", async () => {
+    h.clock.advance(60_000);
+    await report(reporter, { ipAddress: "192.0.2.50", category: "SPAM", description: "x", severity: 2 });
+    h.clock.advance(60_000);
+    await report(reporter2, { ipAddress: "192.0.2.50", category: "PHISHING", description: "x", severity: 2 });
+    const body = await bodyOf(await get("/v1/ip/recent?limit=2"));
+    expect(body.pagination).toEqual({ limit: 2, offset: 0, total: 3 });
+    expect(body.data).toHaveLength(2);
+    expect(body.data[0]).toMatchObject({
+      ipAddress: "192.0.2.50",
+      category: "PHISHING",
+      categories: ["SPAM", "PHISHING"],
+      totalReports: 2,
+      lastReportedAt: "2026-11-21T08:02:00.000Z",
+      country: null,
+    });
+    const second = await bodyOf(await get("/v1/ip/recent?limit=2&offset=2"));
+    expect(second.data.map((r: { ipAddress: string }) => r.ipAddress)).toEqual(["203.0.113.7"]);
+  });
+
+  test("the default limit is 10", async () => {
+    expect((await bodyOf(await get("/v1/ip/recent"))).pagination).toEqual({ limit: 10, offset: 0, total: 3 });
+  });
+
+  test.each(["limit=0", "limit=101", "limit=abc", "offset=-1", "limit=1.5"])("%s is 400", async (q) => {
+    const res = await get(`/v1/ip/recent?${q}`);
+    expect(res.status).toBe(400);
+    expect((await bodyOf(res)).code).toBe("validation_failed");
+  });
+});
+
+describe("GET /v1/categories and /v1/scoring", () => {
+  test("16 categories with descriptions and AbuseIPDB numbers", async () => {
+    const body = await bodyOf(await get("/v1/categories"));
+    expect(body.data).toHaveLength(16);
+    expect(body.data.find((c: { name: string }) => c.name === "BRUTE_FORCE")).toMatchObject({ abuseIpdbCategory: 18 });
+  });
+
+  test("the scoring parameters in force", async () => {
+    const body = await bodyOf(await get("/v1/scoring"));
+    expect(body.data).toMatchObject({ halfLifeDays: 30, perReporterCap: 1.5, scale: 1.5, retentionDays: 365 });
+  });
+});
+
+describe("allowlist (section 6)", () => {
+  test("admin adds a network; its addresses show isAllowlisted and keep their score", async () => {
+    const added = await h.call("POST", "/v1/admin/allowlist", { headers: admin.jwt, json: { cidr: "203.0.113.0/24", note: "lab" } });
+    expect(added.status).toBe(201);
+    expect((await bodyOf(added)).data).toMatchObject({ cidr: "203.0.113.0/24", note: "lab" });
+    const detail = await bodyOf(await get("/v1/ip/203.0.113.7"));
+    expect(detail).toMatchObject({ isAllowlisted: true, reputationScore: 51 });
+    const list = await bodyOf(await h.call("GET", "/v1/admin/allowlist", { headers: admin.jwt }));
+    expect(list.data.map((e: { cidr: string }) => e.cidr)).toEqual(["203.0.113.0/24"]);
+    const removed = await h.call("DELETE", "/v1/admin/allowlist", { headers: admin.jwt, json: { cidr: "203.0.113.0/24" } });
+    expect(removed.status).toBe(200);
+    expect((await bodyOf(await get("/v1/ip/203.0.113.7"))).isAllowlisted).toBe(false);
+  });
+
+  test("bad CIDRs are 400; non-admins are refused", async () => {
+    expect((await h.call("POST", "/v1/admin/allowlist", { headers: admin.jwt, json: { cidr: "203.0.113.1/24" } })).status).toBe(400);
+    expect((await h.call("POST", "/v1/admin/allowlist", { headers: reporter.jwt, json: { cidr: "203.0.113.0/24" } })).status).toBe(403);
+    expect((await h.call("GET", "/v1/admin/allowlist", { headers: admin.apiKey })).status).toBe(401);
+  });
+});
+
+describe("retention (5.5)", () => {
+  test("a report past retention stops counting at once, before the expire job runs", async () => {
+    h.clock.advance(366 * 86_400_000);
+    const body = await bodyOf(await get("/v1/ip/203.0.113.7"));
+    expect(body).toMatchObject({ reports: 0, reputationScore: 100, threatLevel: "low", firstSeen: null });
+    expect((await bodyOf(await get("/v1/ip/recent"))).pagination.total).toBe(0);
+  });
+});

@@ -1,0 +1,122 @@
+// `abuse-intel import`: bulk loads into the data directory. `import reports FILE --reporter EMAIL` takes the
+// AbuseIPDB bulk-report CSV (see src/services/report-import.ts for what is read and how). A running server on the
+// same data directory notices the commit and picks the changes up by itself.
+
+import { OPTIONS, resolveConfig } from "../config";
+import { systemClock } from "../domain/clock";
+import { AppError } from "../domain/errors";
+import { isSeverity, resolveScoringParameters, type Severity } from "../domain/scoring";
+import { createAddressScorer } from "../services/address-scorer";
+import { importReports, parseReportCsv } from "../services/report-import";
+import { openStore } from "../store/database";
+import { flag, parseArgs } from "./args";
+import { DATA_DIR_HELP, type Command } from "./command";
+
+/** Bad rows listed one by one; past this many only their count is printed. */
+const MAX_BAD_ROWS_LISTED = 1_000;
+
+const REPORTS_HELP = [
+  "Usage: abuse-intel import reports FILE --reporter EMAIL [--severity N] [--data-dir DIR]",
+  "",
+  "Imports an AbuseIPDB bulk-report CSV (IP,Categories,ReportDate,Comment; the header line is optional; FILE - reads",
+  "stdin). Categories are AbuseIPDB numbers or category names, several in one quoted field; each category of a row",
+  "becomes one report. ReportDate is ISO 8601 with an offset (2026-11-21T08:00:00Z) and is kept, so old reports",
+  "count less. Bad rows (future dates, dates past retention, unknown categories, addresses that cannot be",
+  "reported) are listed with their line numbers and skipped; the good rows are stored in one transaction.",
+  "Imported reports have no 15-minute duplicate rule, earn no credits and send no webhook events.",
+  "",
+  "  --reporter EMAIL      the account the reports are attributed to (it must exist)",
+  "  --severity N          severity 1-5 of every imported report (default 3)",
+  DATA_DIR_HELP,
+].join("\n");
+
+const SUBCOMMANDS: Record<string, { help: string; run(argv: string[]): Promise<number> }> = {
+  reports: { help: REPORTS_HELP, run: importReportsCommand },
+};
+
+export const importCommand: Command = {
+  name: "import",
+  summary: "import reports from an AbuseIPDB bulk-report CSV",
+  help: ["Usage: abuse-intel import <what> FILE [options]", "", "  reports FILE --reporter EMAIL   an AbuseIPDB bulk-report CSV", "", REPORTS_HELP].join("\n"),
+  async run(argv) {
+    const [what, ...rest] = argv;
+    const sub = what === undefined ? undefined : SUBCOMMANDS[what];
+    if (!sub) throw new AppError("bad_request", `import takes one of: ${Object.keys(SUBCOMMANDS).join(", ")}${what === undefined ? "" : ` (got "${what}")`}`);
+    return sub.run(rest);
+  },
+};
+
+const CONFIG_FLAGS = OPTIONS.filter((o) => ["--data-dir", "--retention-days", "--half-life-days"].includes(o.flag)).map((o) => o.flag);
+
+async function importReportsCommand(argv: string[]): Promise<number> {
+  const args = parseArgs(argv, { values: ["--reporter", "--severity", ...CONFIG_FLAGS] });
+  if (args.positionals.length !== 1) throw new AppError("bad_request", "import reports takes one FILE (or - for stdin)");
+  const email = flag(args, "--reporter");
+  if (email === undefined || email.trim() === "") throw new AppError("bad_request", "--reporter EMAIL is required");
+  let severity: Severity = 3;
+  const rawSeverity = flag(args, "--severity");
+  if (rawSeverity !== undefined) {
+    const n = Number(rawSeverity);
+    if (!/^\d$/.test(rawSeverity) || !isSeverity(n)) throw new AppError("bad_request", `--severity must be an integer 1-5, got "${rawSeverity}"`);
+    severity = n;
+  }
+  const config = resolveConfig(args.flags);
+  const params = resolveScoringParameters({ retentionDays: config.retentionDays, halfLifeDays: config.halfLifeDays });
+
+  const file = args.positionals[0];
+  const text = file === "-" ? await Bun.stdin.text() : await readFile(file);
+
+  const store = openStore(config.dataDir);
+  try {
+    const user = store.sqlite
+      .query<{ id: number }, [string]>("SELECT id FROM users WHERE lower(email) = lower(?)")
+      .get(email.trim());
+    if (!user) throw new AppError("not_found", `no account with the email ${email.trim()} (create it with abuse-intel user add)`);
+
+    const nowMs = systemClock.now();
+    const parsed = parseReportCsv(text, { nowMs, params });
+    const listed = parsed.bad.slice(0, MAX_BAD_ROWS_LISTED);
+    for (const b of listed) console.error(`line ${b.line}: ${b.reason}`);
+    if (parsed.bad.length > listed.length) console.error(`… and ${parsed.bad.length - listed.length} more bad rows`);
+
+    const bar = process.stderr.isTTY ? progressBar() : null;
+    const summary = importReports(
+      { store, scorer: createAddressScorer(store, params) },
+      { reporterId: user.id, rows: parsed.rows, nowMs, severity, onProgress: bar?.update },
+    );
+    bar?.done();
+    console.log(
+      `imported ${summary.reports} report${summary.reports === 1 ? "" : "s"} from ${summary.rows} row${summary.rows === 1 ? "" : "s"} ` +
+        `(${summary.addresses} address${summary.addresses === 1 ? "" : "es"} rescored); ` +
+        `skipped ${parsed.bad.length} bad row${parsed.bad.length === 1 ? "" : "s"}`,
+    );
+    // Nothing good in a file that had rows is a failure a script should notice.
+    return summary.rows === 0 && parsed.bad.length > 0 ? 1 : 0;
+  } finally {
+    store.close();
+  }
+}
+
+async function readFile(path: string): Promise<string> {
+  const file = Bun.file(path);
+  if (!(await file.exists())) throw new AppError("not_found", `no such file: ${path}`);
+  return file.text();
+}
+
+/** A one-line bar redrawn in place on a terminal's stderr. */
+function progressBar() {
+  const width = 30;
+  let shown = -1;
+  return {
+    update: (done: number, total: number) => {
+      const percent = total === 0 ? 100 : Math.floor((done / total) * 100);
+      if (percent === shown) return;
+      shown = percent;
+      const filled = Math.round((percent / 100) * width);
+      process.stderr.write(`\r[${"#".repeat(filled)}${" ".repeat(width - filled)}] ${String(percent).padStart(3)}% ${done}/${total}`);
+    },
+    done: () => {
+      if (shown >= 0) process.stderr.write("\n");
+    },
+  };
+}

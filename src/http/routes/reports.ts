@@ -1,0 +1,76 @@
+// Reports and credits over HTTP (contract 5.4–5.6): submitting a report (both payload shapes, user JWT), an
+// admin's view and verify/reject of one report, and the signed-in user's credit balance and ledger.
+// `GET /v1/credits/history` takes `limit` 1..100 (default 20) and `offset` ≥ 0 (default 0); anything else is 400.
+
+import { Elysia } from "elysia";
+import { AppError, type FieldError, notFound, validationFailed } from "../../domain/errors";
+import { parseReportInput } from "../../domain/report-input";
+import type { AdminStatus } from "../../services/report-states";
+import type { Services } from "../../services/services";
+import { authPlugin } from "../auth";
+
+export const HISTORY_DEFAULT_LIMIT = 20;
+export const HISTORY_MAX_LIMIT = 100;
+
+export function reportRoutes(services: Services) {
+  const { reports, reportStates, credits } = services;
+  return new Elysia()
+    .use(authPlugin(services))
+    .post(
+      "/v1/ip/report",
+      async ({ body, principal, set }) => {
+        const data = await reports.submit(principal.userId, parseReportInput(body));
+        set.status = 201;
+        return { success: true, reportId: data.reportId, message: "Report accepted", data };
+      },
+      { auth: "user" },
+    )
+    .get("/v1/admin/reports/:id", ({ params }) => ({ success: true, data: reportStates.get(reportIdOf(params.id)) }), { auth: "admin" })
+    .patch(
+      "/v1/admin/reports/:id",
+      ({ params, body, principal }) => {
+        const id = reportIdOf(params.id);
+        const status = adminStatusOf(body);
+        return { success: true, data: reportStates.setStatus(id, status, principal.userId, services.clock.now()) };
+      },
+      { auth: "admin" },
+    )
+    .get("/v1/credits/balance", ({ principal }) => ({ success: true, data: credits.balance(principal.userId) }), { auth: "user" })
+    .get(
+      "/v1/credits/history",
+      ({ query, principal }) => {
+        const { limit, offset } = pageOf(query as Record<string, unknown>);
+        const page = credits.history(principal.userId, limit, offset);
+        return { success: true, data: page.entries, pagination: { limit, offset, total: page.total } };
+      },
+      { auth: "user" },
+    );
+}
+
+/** A report id from the path: a positive decimal integer, else 404 (no such report can exist). */
+function reportIdOf(raw: string): number {
+  if (/^[1-9]\d{0,15}$/.test(raw) && Number.isSafeInteger(Number(raw))) return Number(raw);
+  throw notFound(`No report ${raw}`);
+}
+
+function adminStatusOf(body: unknown): AdminStatus {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) throw new AppError("bad_request", 'The request body must be a JSON object: {"status":"verified"|"rejected"}');
+  const status = (body as { status?: unknown }).status;
+  if (status === "verified" || status === "rejected") return status;
+  throw validationFailed([{ field: "status", message: 'must be "verified" or "rejected"' }], 'Invalid status: must be "verified" or "rejected"');
+}
+
+function pageOf(query: Record<string, unknown>): { limit: number; offset: number } {
+  const problems: FieldError[] = [];
+  const read = (name: string, min: number, max: number, fallback: number, message: string): number => {
+    const raw = query[name];
+    if (raw === undefined) return fallback;
+    if (typeof raw === "string" && /^\d{1,15}$/.test(raw) && Number(raw) >= min && Number(raw) <= max) return Number(raw);
+    problems.push({ field: name, message });
+    return fallback;
+  };
+  const limit = read("limit", 1, HISTORY_MAX_LIMIT, HISTORY_DEFAULT_LIMIT, `must be an integer from 1 to ${HISTORY_MAX_LIMIT}`);
+  const offset = read("offset", 0, Number.MAX_SAFE_INTEGER, 0, "must be an integer of at least 0");
+  if (problems.length > 0) throw validationFailed(problems, `Invalid query: ${problems.map((p) => `${p.field} ${p.message}`).join("; ")}`);
+  return { limit, offset };
+}

@@ -26,7 +26,8 @@ export function databasePath(dataDir: string): string {
 }
 
 export function openStore(dataDir: string, options: { readonly?: boolean } = {}): Store {
-  mkdirSync(dataDir, { recursive: true });
+  // The directory holds the JWT secret and the first credentials: only its owner may read it.
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const path = databasePath(dataDir);
   const sqlite = new Database(path, options.readonly ? { readonly: true } : { create: true, readwrite: true });
   applyPragmas(sqlite, options.readonly ?? false);

@@ -19,6 +19,20 @@ export interface Harness {
   /** Sends a request to the app: `call("GET", "/v1/...", { headers, json, body })`. */
   call(method: string, path: string, init?: CallInit): Promise<Response>;
   close(): Promise<void>;
+  /**
+   * A restart: stops the services and closes the store (keeping the data directory), then opens a new
+   * harness on the same directory with the same clock and configuration. The new one owns the directory.
+   */
+  reopen(): Promise<Harness>;
+}
+
+export interface HarnessOptions {
+  /** Use this data directory instead of a new temporary one; close() then leaves it in place. */
+  dataDir?: string;
+  /** Share a clock (e.g. across a reopen). */
+  clock?: ManualClock;
+  /** Delete the data directory on close (default: only when the harness made it). */
+  ownsDataDir?: boolean;
 }
 
 export interface CallInit {
@@ -27,10 +41,11 @@ export interface CallInit {
   body?: RequestInit["body"];
 }
 
-export async function createHarness(overrides: Partial<Config> = {}): Promise<Harness> {
-  const dataDir = mkdtempSync(join(tmpdir(), "abuse-intel-test-"));
+export async function createHarness(overrides: Partial<Config> = {}, options: HarnessOptions = {}): Promise<Harness> {
+  const ownsDataDir = options.ownsDataDir ?? options.dataDir === undefined;
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "abuse-intel-test-"));
   const config: Config = { ...defaultConfig(), dataDir, jwtSecret: "test-secret-test-secret-test-secret-0123", syncMode: "normal", ...overrides };
-  const clock = new ManualClock();
+  const clock = options.clock ?? new ManualClock();
   const store = openStore(dataDir);
   const services = await createServices({ config, clock, store });
   const app = createApp(services);
@@ -52,7 +67,12 @@ export async function createHarness(overrides: Partial<Config> = {}): Promise<Ha
     async close() {
       await services.stop();
       store.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      if (ownsDataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+    async reopen() {
+      await services.stop();
+      store.close();
+      return createHarness(overrides, { dataDir, clock, ownsDataDir });
     },
   };
 }

@@ -223,7 +223,7 @@ describe("abuse-intel import reports", () => {
   afterEach(() => f.close());
 
   async function run(args: string[]) {
-    const proc = Bun.spawn(["bun", join(import.meta.dir, "../../../src/main.ts"), ...args], {
+    const proc = Bun.spawn([process.execPath, join(import.meta.dir, "../../../src/main.ts"), ...args], {
       stdout: "pipe",
       stderr: "pipe",
       env: { ...process.env, ABUSE_INTEL_DATA_DIR: "" },

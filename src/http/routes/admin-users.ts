@@ -1,0 +1,51 @@
+// The admin users API (contract section 3): list, create (201, never the hash) and change accounts: tier,
+// role, disabled, dailyLimit. Disabling an account refuses its tokens and keys at once (the credential cache
+// is rebuilt on the change).
+
+import { Elysia } from "elysia";
+import { isoTime } from "../../domain/clock";
+import { AppError } from "../../domain/errors";
+import { parseNewUser, parseUserPatch, type User } from "../../services/accounts";
+import { dailyBudgetOf } from "../../services/rate-limiter";
+import type { Services } from "../../services/services";
+import { authPlugin } from "../auth";
+
+export function adminUserRoutes(services: Services) {
+  const { accounts, rateLimiter } = services;
+  const publicUser = (user: User) => ({
+    id: String(user.id),
+    email: user.email,
+    tier: user.tier,
+    role: user.role,
+    disabled: user.disabled,
+    dailyLimit: user.dailyLimit,
+    /** The budget in force (dailyLimit, else the tier's); null is unlimited. */
+    dailyBudget: dailyBudgetOf(user),
+    requestsToday: rateLimiter.used(user.id),
+    createdAt: isoTime(user.createdAt),
+    updatedAt: isoTime(user.updatedAt),
+  });
+  return new Elysia()
+    .use(authPlugin(services))
+    .get("/v1/admin/users", () => ({ success: true, data: accounts.list().map(publicUser) }), { auth: "admin" })
+    .post(
+      "/v1/admin/users",
+      async ({ body, set }) => {
+        const user = await accounts.create(parseNewUser(body));
+        set.status = 201;
+        return { success: true, data: publicUser(user) };
+      },
+      { auth: "admin" },
+    )
+    .patch(
+      "/v1/admin/users/:id",
+      ({ params, body }) => {
+        const id = /^[1-9]\d{0,15}$/.test(params.id) ? Number(params.id) : null;
+        if (id === null) throw new AppError("not_found", `No user with id ${params.id}`);
+        // The body is checked before the id is looked up, so a bad body is 400 even for an unknown id.
+        const patch = parseUserPatch(body);
+        return { success: true, data: publicUser(accounts.update(id, patch)) };
+      },
+      { auth: "admin" },
+    );
+}

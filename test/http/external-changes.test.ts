@@ -1,0 +1,71 @@
+// Changes made through a second connection to the same database file, as a CLI command on the same data
+// directory makes them, reach the running services within 2 seconds (contract section 11). This is the one
+// place tests wait on real time: the change watcher polls on a real timer.
+
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { systemClock } from "../../src/domain/clock";
+import { Accounts } from "../../src/services/accounts";
+import { ApiKeys } from "../../src/services/api-keys";
+import { openStore, type Store } from "../../src/store/database";
+import { createHarness, type Harness } from "../support/harness";
+import { addUser } from "../support/accounts";
+
+let h: Harness;
+let cli: Store;
+beforeAll(async () => {
+  h = await createHarness();
+  cli = openStore(h.dataDir);
+});
+afterAll(async () => {
+  cli.close();
+  await h.close();
+});
+
+const whoami = (key: string) => h.call("GET", "/v1/auth/whoami", { headers: { "x-api-key": key } });
+
+/** Polls until `check` holds, for at most 2 s; returns how long it took. */
+async function within2s(check: () => Promise<boolean>): Promise<number> {
+  const start = performance.now();
+  while (performance.now() - start < 2_000) {
+    if (await check()) return performance.now() - start;
+    await Bun.sleep(50);
+  }
+  throw new Error("the change did not reach the server within 2 s");
+}
+
+describe("changes by another connection (the CLI) reach the server within 2 s", () => {
+  test("a key created by the CLI works", async () => {
+    const user = await addUser(h, { email: "cli-key@example.com" });
+    const { key } = new ApiKeys(cli, systemClock).create(user.user.id, "made by the cli");
+    // Not known yet (checked synchronously, before the watcher's timer can run): the watcher is what brings it.
+    expect(h.services.credentials.byApiKey(key)).toBeNull();
+    await within2s(async () => (await whoami(key)).status === 200);
+  });
+
+  test("a user and key created by the CLI work; revoking and disabling there take effect", async () => {
+    const accounts = new Accounts(cli, systemClock);
+    const apiKeys = new ApiKeys(cli, systemClock);
+    const user = await accounts.create({ email: "cli-user@example.com", password: "cli password 123", tier: "free", role: "user", dailyLimit: null });
+    const { key, record } = apiKeys.create(user.id, "cli");
+    await within2s(async () => (await whoami(key)).status === 200);
+
+    const second = apiKeys.create(user.id, "second").key;
+    await within2s(async () => (await whoami(second)).status === 200);
+    apiKeys.revoke(record.id);
+    await within2s(async () => (await whoami(key)).status === 401);
+    expect((await whoami(second)).status).toBe(200);
+
+    accounts.update(user.id, { disabled: true });
+    await within2s(async () => (await whoami(second)).status === 401);
+  });
+
+  test("the server's own writes do not look like external changes", async () => {
+    const watcher = h.services.changes;
+    watcher.poll();
+    await addUser(h, { email: "own-write@example.com" });
+    expect(watcher.poll()).toBe(false);
+    new ApiKeys(cli, systemClock).create(1, "external");
+    expect(watcher.poll()).toBe(true);
+    expect(watcher.poll()).toBe(false);
+  });
+});

@@ -5,8 +5,13 @@ import { AppError } from "./domain/errors";
 import { VERSION } from "./version";
 import type { Command } from "./cli/command";
 import { serveCommand } from "./cli/serve";
+import { userCommand } from "./cli/user";
+import { keyCommand } from "./cli/key";
+import { importCommand } from "./cli/import";
+import { allowCommand } from "./cli/allow";
+import { geoCommand } from "./cli/geo";
 
-const commands: Command[] = [serveCommand];
+const commands: Command[] = [serveCommand, userCommand, keyCommand, importCommand, allowCommand, geoCommand];
 
 function usage(): string {
   return [

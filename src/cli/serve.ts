@@ -4,6 +4,7 @@ import { OPTIONS, resolveConfig } from "../config";
 import { systemClock } from "../domain/clock";
 import { openStore } from "../store/database";
 import { createServices } from "../services/services";
+import { ensureInitialAdmin } from "../services/accounts";
 import { createApp } from "../http/app";
 import { parseArgs } from "./args";
 import type { Command } from "./command";
@@ -27,6 +28,7 @@ export const serveCommand: Command = {
     const config = resolveConfig(args.flags);
     const store = openStore(config.dataDir);
     const services = await createServices({ config, clock: systemClock, store });
+    await ensureInitialAdmin(services, config);
     const app = createApp(services);
     const server = Bun.serve({
       hostname: config.host,

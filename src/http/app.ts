@@ -6,6 +6,13 @@ import type { Services } from "../services/services";
 import { errorResponse, toAppError } from "./errors";
 import { readBody } from "./body";
 import { healthRoutes } from "./routes/health";
+import { lookupRoutes } from "./routes/lookups";
+import { allowlistRoutes } from "./routes/allowlist";
+import { authRoutes } from "./routes/auth";
+import { keyRoutes } from "./routes/keys";
+import { adminUserRoutes } from "./routes/admin-users";
+import { reportRoutes } from "./routes/reports";
+import { webhookRoutes } from "./routes/webhooks";
 
 export function createApp(services: Services) {
   return new Elysia()
@@ -15,7 +22,14 @@ export function createApp(services: Services) {
       if (appError.errorCode === "internal_error") console.error("internal error:", error);
       return errorResponse(appError);
     })
-    .use(healthRoutes(services));
+    .use(healthRoutes(services))
+    .use(authRoutes(services))
+    .use(keyRoutes(services))
+    .use(adminUserRoutes(services))
+    .use(reportRoutes(services))
+    .use(webhookRoutes(services))
+    .use(lookupRoutes(services))
+    .use(allowlistRoutes(services));
 }
 
 export type App = ReturnType<typeof createApp>;

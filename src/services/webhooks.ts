@@ -15,6 +15,7 @@ import {
 import { inTransaction, type Store } from "../store/database.ts";
 import { deliveryAttempts, webhookDeliveries, webhooks } from "../store/schema.ts";
 import { enqueueEvent } from "./outbox.ts";
+import type { Page } from "../domain/pagination";
 
 export interface NewWebhook {
   url: string;
@@ -73,11 +74,6 @@ export interface DeliveryView {
   /** The body sent, parsed. */
   payload: unknown;
   attempts: AttemptView[];
-}
-
-export interface Page {
-  limit: number;
-  offset: number;
 }
 
 export interface PingQueued {
@@ -150,21 +146,6 @@ export function parseWebhookChanges(body: unknown): WebhookChanges {
 }
 
 /** Reads `?limit&offset` of the deliveries listing: limit 1..100 (default 20), offset ≥ 0 (default 0). */
-export function parsePage(query: Record<string, string | undefined>, defaults: Page = { limit: 20, offset: 0 }): Page {
-  const problems: FieldError[] = [];
-  const read = (name: "limit" | "offset", min: number, max: number): number => {
-    const raw = query[name];
-    if (raw === undefined) return defaults[name];
-    if (!/^\d{1,9}$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-      problems.push({ field: name, message: max === Number.MAX_SAFE_INTEGER ? `must be an integer ≥ ${min}` : `must be an integer ${min}..${max}` });
-      return defaults[name];
-    }
-    return Number(raw);
-  };
-  const page = { limit: read("limit", 1, 100), offset: read("offset", 0, Number.MAX_SAFE_INTEGER) };
-  if (problems.length > 0) throw validationFailed(problems);
-  return page;
-}
 
 type WebhookRow = typeof webhooks.$inferSelect;
 

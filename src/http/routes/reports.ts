@@ -3,14 +3,14 @@
 // `GET /v1/credits/history` takes `limit` 1..100 (default 20) and `offset` ≥ 0 (default 0); anything else is 400.
 
 import { Elysia } from "elysia";
-import { AppError, type FieldError, notFound, validationFailed } from "../../domain/errors";
+import { AppError, notFound, validationFailed } from "../../domain/errors";
+import { parsePage } from "../../domain/pagination";
 import { parseReportInput } from "../../domain/report-input";
 import type { AdminStatus } from "../../services/report-states";
 import type { Services } from "../../services/services";
 import { authPlugin } from "../auth";
 
 export const HISTORY_DEFAULT_LIMIT = 20;
-export const HISTORY_MAX_LIMIT = 100;
 
 export function reportRoutes(services: Services) {
   const { reports, reportStates, credits } = services;
@@ -39,7 +39,7 @@ export function reportRoutes(services: Services) {
     .get(
       "/v1/credits/history",
       ({ query, principal }) => {
-        const { limit, offset } = pageOf(query as Record<string, unknown>);
+        const { limit, offset } = parsePage(query, { limit: HISTORY_DEFAULT_LIMIT, offset: 0 });
         const page = credits.history(principal.userId, limit, offset);
         return { success: true, data: page.entries, pagination: { limit, offset, total: page.total } };
       },
@@ -60,17 +60,3 @@ function adminStatusOf(body: unknown): AdminStatus {
   throw validationFailed([{ field: "status", message: 'must be "verified" or "rejected"' }], 'Invalid status: must be "verified" or "rejected"');
 }
 
-function pageOf(query: Record<string, unknown>): { limit: number; offset: number } {
-  const problems: FieldError[] = [];
-  const read = (name: string, min: number, max: number, fallback: number, message: string): number => {
-    const raw = query[name];
-    if (raw === undefined) return fallback;
-    if (typeof raw === "string" && /^\d{1,15}$/.test(raw) && Number(raw) >= min && Number(raw) <= max) return Number(raw);
-    problems.push({ field: name, message });
-    return fallback;
-  };
-  const limit = read("limit", 1, HISTORY_MAX_LIMIT, HISTORY_DEFAULT_LIMIT, `must be an integer from 1 to ${HISTORY_MAX_LIMIT}`);
-  const offset = read("offset", 0, Number.MAX_SAFE_INTEGER, 0, "must be an integer of at least 0");
-  if (problems.length > 0) throw validationFailed(problems, `Invalid query: ${problems.map((p) => `${p.field} ${p.message}`).join("; ")}`);
-  return { limit, offset };
-}

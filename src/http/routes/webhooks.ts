@@ -5,7 +5,8 @@
 import { Elysia } from "elysia";
 import { notFound } from "../../domain/errors";
 import type { Services } from "../../services/services";
-import { parseId, parseNewWebhook, parsePage, parseWebhookChanges } from "../../services/webhooks";
+import { parsePage } from "../../domain/pagination";
+import { parseId, parseNewWebhook, parseWebhookChanges } from "../../services/webhooks";
 import { authPlugin } from "../auth";
 
 export function webhookRoutes(services: Services) {
@@ -62,7 +63,7 @@ export function webhookRoutes(services: Services) {
       ({ params, query, principal }) => {
         const id = idOf(params.id);
         webhooks.get(principal.userId, id); // 404 before any complaint about the query
-        const page = parsePage(query as Record<string, string | undefined>);
+        const page = parsePage(query);
         return { success: true, ...webhooks.deliveries(principal.userId, id, page) };
       },
       { auth: "user" },

@@ -10,8 +10,9 @@ import { keyCommand } from "./cli/key";
 import { importCommand } from "./cli/import";
 import { allowCommand } from "./cli/allow";
 import { geoCommand } from "./cli/geo";
+import { jobsCommand } from "./cli/jobs";
 
-const commands: Command[] = [serveCommand, userCommand, keyCommand, importCommand, allowCommand, geoCommand];
+const commands: Command[] = [serveCommand, userCommand, keyCommand, importCommand, allowCommand, geoCommand, jobsCommand];
 
 function usage(): string {
   return [
@@ -27,6 +28,8 @@ function usage(): string {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  // Everything the executable creates (database, secrets, snapshots) holds hashes and secrets: owner only.
+  process.umask(0o077);
   const [name, ...rest] = argv;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
     console.log(usage());

@@ -1,0 +1,201 @@
+// Threat patterns of contract section 9, found in a list of recent reports: a `subnet_burst` (many distinct
+// addresses of one /24 or /64 reported within an hour) and a `category_campaign` (one category against many
+// distinct addresses of one autonomous system within an hour). Pure: the reports and thresholds are arguments.
+//
+// Decisions where the contract is open:
+// - "Within 60 minutes" is any span of at most `windowMs` (both ends included); each group is scanned with a
+//   sliding window, and the span with the most distinct addresses is the one reported (the earliest on a tie).
+// - Only addresses count, not reports: one address reported 50 times is one address.
+// - A subnet burst names its network (`203.0.113.0/24`) and the category when every report of its span has the
+//   same one, else null. A campaign is named `AS<n>:<CATEGORY>`; its CIDR is the smallest network covering the
+//   addresses seen (of the family with the most of them). That network can be very wide (an ASN's ranges are
+//   scattered): receivers must look at `kind` before treating the CIDR as something to block.
+
+import type { Category } from "./categories.ts";
+import { DAY_MS } from "./scoring.ts";
+import { type FieldError, validationFailed } from "./errors.ts";
+import { cidrOf, compareIp, type Ip, type NormalizedIp } from "./ip.ts";
+import type { ThreatKind } from "./webhook-payload.ts";
+
+export type { ThreatKind };
+
+export interface ThreatThresholds {
+  /** The span the addresses must fall in (contract: 60 minutes). */
+  readonly windowMs: number;
+  /** Distinct addresses of one subnet that make a burst (contract: 5). */
+  readonly subnetMinAddresses: number;
+  /** The subnet of an IPv4 address (contract: /24). */
+  readonly ipv4SubnetPrefix: number;
+  /** The subnet of an IPv6 address (contract: /64). */
+  readonly ipv6SubnetPrefix: number;
+  /** Distinct addresses of one ASN attacked with one category that make a campaign (contract: 20). */
+  readonly campaignMinAddresses: number;
+  /** The same pattern is reported at most once in this long (contract: 24 hours). */
+  readonly repeatAfterMs: number;
+}
+
+export const DEFAULT_THREAT_THRESHOLDS: ThreatThresholds = Object.freeze({
+  windowMs: 60 * 60_000,
+  subnetMinAddresses: 5,
+  ipv4SubnetPrefix: 24,
+  ipv6SubnetPrefix: 64,
+  campaignMinAddresses: 20,
+  repeatAfterMs: DAY_MS,
+});
+
+/** The defaults with `overrides` applied, validated; throws validation_failed naming every bad field. */
+export function resolveThreatThresholds(overrides: Partial<ThreatThresholds> = {}): ThreatThresholds {
+  const t: ThreatThresholds = { ...DEFAULT_THREAT_THRESHOLDS, ...overrides };
+  const problems: FieldError[] = [];
+  const integer = (field: keyof ThreatThresholds, min: number, max: number) => {
+    const v = t[field];
+    if (!Number.isInteger(v) || v < min || v > max) problems.push({ field, message: `must be an integer from ${min} to ${max}` });
+  };
+  integer("windowMs", 1, 7 * DAY_MS);
+  integer("subnetMinAddresses", 2, 1_000_000);
+  integer("ipv4SubnetPrefix", 8, 32);
+  integer("ipv6SubnetPrefix", 16, 128);
+  integer("campaignMinAddresses", 2, 1_000_000);
+  integer("repeatAfterMs", 0, 365 * DAY_MS);
+  if (problems.length > 0) throw validationFailed(problems, "Invalid threat detection thresholds");
+  return Object.freeze(t);
+}
+
+/** One counting report as detection sees it. */
+export interface ThreatObservation {
+  readonly ip: Ip;
+  readonly category: Category;
+  readonly atMs: number;
+  /** The address's autonomous system, or null when unknown (it then takes part in no campaign). */
+  readonly asn: number | null;
+}
+
+export interface DetectedPattern {
+  kind: ThreatKind;
+  /** What the once-per-24-hours rule compares: the subnet's CIDR, or `AS<n>:<CATEGORY>`. */
+  patternKey: string;
+  /** The subnet of a burst; the smallest network covering a campaign's addresses. */
+  cidr: string;
+  asn: number | null;
+  category: Category | null;
+  /** The distinct addresses of the span, sorted (IPv4 first, then IPv6, each ascending). */
+  addresses: NormalizedIp[];
+  /** First and last report of the span. */
+  windowStartMs: number;
+  windowEndMs: number;
+}
+
+/** Every pattern in `observations` (any order), sorted by kind, then pattern key. */
+export function detectPatterns(observations: Iterable<ThreatObservation>, thresholds: ThreatThresholds = DEFAULT_THREAT_THRESHOLDS): DetectedPattern[] {
+  const subnets = new Map<string, ThreatObservation[]>();
+  const campaigns = new Map<string, ThreatObservation[]>();
+  for (const o of observations) {
+    const subnet = cidrOf(o.ip, o.ip.version === 4 ? thresholds.ipv4SubnetPrefix : thresholds.ipv6SubnetPrefix).text;
+    push(subnets, subnet, o);
+    if (o.asn !== null) push(campaigns, `AS${o.asn}:${o.category}`, o);
+  }
+  const found: DetectedPattern[] = [];
+  for (const [key, group] of subnets) {
+    const span = densestSpan(group, thresholds.windowMs, thresholds.subnetMinAddresses);
+    if (!span) continue;
+    const categories = new Set(span.reports.map((r) => r.category));
+    found.push({
+      kind: "subnet_burst",
+      patternKey: key,
+      cidr: key,
+      asn: sameAsn(span.reports),
+      category: categories.size === 1 ? span.reports[0].category : null,
+      addresses: span.addresses.map((ip) => ip.text),
+      windowStartMs: span.startMs,
+      windowEndMs: span.endMs,
+    });
+  }
+  for (const [key, group] of campaigns) {
+    const span = densestSpan(group, thresholds.windowMs, thresholds.campaignMinAddresses);
+    if (!span) continue;
+    found.push({
+      kind: "category_campaign",
+      patternKey: key,
+      cidr: coveringCidr(span.addresses),
+      asn: group[0].asn,
+      category: group[0].category,
+      addresses: span.addresses.map((ip) => ip.text),
+      windowStartMs: span.startMs,
+      windowEndMs: span.endMs,
+    });
+  }
+  return found.sort((a, b) => (a.kind === b.kind ? (a.patternKey < b.patternKey ? -1 : a.patternKey > b.patternKey ? 1 : 0) : a.kind === "subnet_burst" ? -1 : 1));
+}
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+interface Span {
+  reports: ThreatObservation[];
+  /** Distinct, sorted. */
+  addresses: Ip[];
+  startMs: number;
+  endMs: number;
+}
+
+/**
+ * The span of at most `windowMs` holding the most distinct addresses, if it holds at least `min` of them. A
+ * sliding window over the reports in time order, counting each address's reports inside it.
+ */
+function densestSpan(group: ThreatObservation[], windowMs: number, min: number): Span | null {
+  const sorted = [...group].sort((a, b) => a.atMs - b.atMs);
+  const inWindow = new Map<string, number>();
+  let best: { from: number; to: number; distinct: number } | null = null;
+  let from = 0;
+  for (let to = 0; to < sorted.length; to++) {
+    const text = sorted[to].ip.text;
+    inWindow.set(text, (inWindow.get(text) ?? 0) + 1);
+    while (sorted[to].atMs - sorted[from].atMs > windowMs) {
+      const old = sorted[from++].ip.text;
+      const n = inWindow.get(old)! - 1;
+      if (n === 0) inWindow.delete(old);
+      else inWindow.set(old, n);
+    }
+    if (inWindow.size >= min && (best === null || inWindow.size > best.distinct)) best = { from, to, distinct: inWindow.size };
+  }
+  if (best === null) return null;
+  const reports = sorted.slice(best.from, best.to + 1);
+  const byText = new Map<string, Ip>();
+  for (const r of reports) byText.set(r.ip.text, r.ip);
+  return { reports, addresses: [...byText.values()].sort(compareIp), startMs: reports[0].atMs, endMs: reports[reports.length - 1].atMs };
+}
+
+function sameAsn(reports: readonly ThreatObservation[]): number | null {
+  const asn = reports[0].asn;
+  return reports.every((r) => r.asn === asn) ? asn : null;
+}
+
+/** Leading bits two addresses of one family share. */
+function commonPrefixLength(a: Ip, b: Ip): number {
+  if (a.version === 4 && b.version === 4) {
+    const x = (a.value ^ b.value) >>> 0;
+    return x === 0 ? 32 : Math.clz32(x);
+  }
+  if (a.version === 6 && b.version === 6) {
+    for (let i = 0; i < 4; i++) {
+      const x = (a.words[i] ^ b.words[i]) >>> 0;
+      if (x !== 0) return 32 * i + Math.clz32(x);
+    }
+    return 128;
+  }
+  throw new RangeError("addresses of different families share no prefix");
+}
+
+/** The smallest network covering `addresses` (sorted, non-empty) of the family that has the most of them. */
+export function coveringCidr(addresses: readonly Ip[]): string {
+  const v4 = addresses.filter((ip) => ip.version === 4);
+  const v6 = addresses.filter((ip) => ip.version === 6);
+  const family = v4.length >= v6.length ? v4 : v6;
+  if (family.length === 0) throw new RangeError("no addresses to cover");
+  let prefix = family[0].version === 4 ? 32 : 128;
+  for (const ip of family) prefix = Math.min(prefix, commonPrefixLength(family[0], ip));
+  return cidrOf(family[0], prefix).text;
+}

@@ -1,0 +1,134 @@
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { parseIp } from "../../../src/domain/ip";
+import { DAY_MS } from "../../../src/domain/scoring";
+import { bodyOf } from "../../support/harness";
+import { createJobsFixture, HOUR, type JobsFixture, MINUTE } from "./jobs-fixture";
+
+let f: JobsFixture;
+beforeEach(async () => {
+  f = await createJobsFixture();
+  f.subscribe(["threat.detected"]);
+});
+afterEach(() => f.close());
+
+/** `count` addresses `prefix.first`, `prefix.first+1`, … reported `stepMs` apart. */
+async function burst(prefix: string, first: number, count = 5, stepMs = 10 * MINUTE, json: Record<string, unknown> = {}) {
+  for (let i = 0; i < count; i++) {
+    if (i > 0) f.h.clock.advance(stepMs);
+    await f.report(`${prefix}.${first + i}`, json);
+  }
+}
+
+const threats = async () => (await bodyOf(await f.h.call("GET", "/v1/threats", { headers: f.reporters[0].apiKey }))).data;
+
+describe("detect-threats: subnet_burst", () => {
+  test("5 addresses of one /24 within 60 minutes: one threat.detected, not again within 24 h, again after 24 h if it recurs", async () => {
+    await burst("203.0.113", 1); // 40 minutes from the first report to the fifth
+    const first = await f.run("detect-threats");
+    expect(first.lastResult).toEqual({ reports: 5, patterns: 1, detected: 1, suppressed: 0, threatIds: ["1"] });
+    const detectedAt = f.h.clock.now();
+
+    const events = await f.delivered();
+    expect(events).toEqual([
+      {
+        event: "threat.detected",
+        timestamp: new Date(detectedAt).toISOString(),
+        // Severity 5, one report each: score 51, abuse_confidence 49.
+        data: { ip: "203.0.113.0/24", category: "brute_force", confidence: 49, reporter_id: null, kind: "subnet_burst", threatId: "1", ipCount: 5 },
+      },
+    ]);
+    expect(f.receiver.requests[0].headers.get("x-webhook-event")).toBe("threat.detected");
+
+    // The next run sees the same burst and stays quiet.
+    f.h.clock.advance(MINUTE);
+    expect((await f.run("detect-threats")).lastResult).toMatchObject({ patterns: 1, detected: 0, suppressed: 1 });
+    // A new burst in the same /24 within 24 hours of the detection: still quiet.
+    f.h.clock.set(detectedAt + 22 * HOUR);
+    await burst("203.0.113", 11);
+    expect((await f.run("detect-threats")).lastResult).toMatchObject({ detected: 0, suppressed: 1 });
+    expect(await f.delivered()).toHaveLength(1);
+
+    // More than 24 hours after the detection the burst recurs: announced again.
+    f.h.clock.set(detectedAt + DAY_MS + MINUTE);
+    await burst("203.0.113", 21);
+    const again = await f.run("detect-threats");
+    expect(again.lastResult).toMatchObject({ detected: 1, threatIds: ["2"] });
+    const all = await f.delivered();
+    expect(all).toHaveLength(2);
+    expect(all[1].data).toMatchObject({ ip: "203.0.113.0/24", kind: "subnet_burst", threatId: "2" });
+    expect(new Set(f.receiver.requests.map((r) => r.headers.get("x-webhook-delivery"))).size).toBe(2);
+
+    // Both are listed, newest first.
+    const listed = await threats();
+    expect(listed.map((t: { id: string }) => t.id)).toEqual(["2", "1"]);
+    expect(listed[1]).toEqual({
+      id: "1",
+      kind: "subnet_burst",
+      cidr: "203.0.113.0/24",
+      asn: null,
+      category: "BRUTE_FORCE",
+      ipCount: 5,
+      addresses: ["203.0.113.1", "203.0.113.2", "203.0.113.3", "203.0.113.4", "203.0.113.5"],
+      windowStart: new Date(detectedAt - 40 * MINUTE).toISOString(),
+      windowEnd: new Date(detectedAt).toISOString(),
+      detectedAt: new Date(detectedAt).toISOString(),
+    });
+  });
+
+  test("4 addresses, or 5 spread over more than 60 minutes, are no burst", async () => {
+    await burst("203.0.113", 1, 4);
+    expect((await f.run("detect-threats")).lastResult).toMatchObject({ patterns: 0, detected: 0 });
+    f.h.clock.advance(31 * MINUTE); // the fifth comes 61 minutes after the first (reports at 0, 10, 20, 30)
+    await f.report("203.0.113.5");
+    expect((await f.run("detect-threats")).lastResult).toMatchObject({ patterns: 0, detected: 0 });
+    expect(await f.delivered()).toEqual([]);
+  });
+
+  test("IPv6: 5 addresses of one /64", async () => {
+    for (let i = 1; i <= 5; i++) await f.report(`2001:db8:7:8::${i}`, { category: "port-scan" });
+    expect((await f.run("detect-threats")).lastResult).toMatchObject({ detected: 1 });
+    expect((await f.delivered())[0].data).toMatchObject({ ip: "2001:db8:7:8::/64", category: "port_scan", ipCount: 5 });
+  });
+});
+
+describe("detect-threats: category_campaign", () => {
+  // 20 addresses of AS15169 (Google LLC) in the embedded enrichment data, at most 4 per /24 so no subnet burst.
+  const GOOGLE = ["8.8.8", "8.8.4", "142.250.0", "172.217.0", "216.58.192"].flatMap((net) => [1, 2, 3, 4].map((host) => `${net}.${host}`));
+
+  test("one category against 20 addresses of one ASN within 60 minutes: one threat.detected with the ASN", async () => {
+    for (const ip of GOOGLE) expect(f.h.services.enrichment.lookup(parseIp(ip))).toMatchObject({ asn: 15169, isp: "Google LLC" });
+    for (const ip of GOOGLE.slice(0, 19)) {
+      await f.report(ip, { category: "ssh", severity: 3 });
+      f.h.clock.advance(3 * MINUTE);
+    }
+    expect((await f.run("detect-threats")).lastResult).toMatchObject({ patterns: 0 });
+    await f.report(GOOGLE[19], { category: "ssh", severity: 3 });
+
+    expect((await f.run("detect-threats")).lastResult).toMatchObject({ patterns: 1, detected: 1 });
+    const [event] = await f.delivered();
+    // Severity 3, one report each: score round(100 × e^(−0.6/1.5)) = 67 for the newest; older ones have decayed
+    // by minutes only, so the highest confidence is 33.
+    expect(event.data).toEqual({
+      ip: "0.0.0.0/0", // the smallest network covering 8.8.4.1 .. 216.58.192.4
+      category: "ssh",
+      confidence: 33,
+      reporter_id: null,
+      kind: "category_campaign",
+      threatId: "1",
+      ipCount: 20,
+      asn: 15169,
+    });
+    const [listed] = await threats();
+    expect(listed).toMatchObject({ kind: "category_campaign", asn: 15169, category: "SSH", ipCount: 20 });
+    expect(listed.addresses).toHaveLength(20);
+
+    f.h.clock.advance(MINUTE);
+    expect((await f.run("detect-threats")).lastResult).toMatchObject({ detected: 0, suppressed: 1 });
+  });
+
+  test("rejected reports do not count", async () => {
+    await burst("203.0.113", 1, 5, MINUTE);
+    f.h.store.sqlite.run("UPDATE reports SET status = 'rejected' WHERE ip = '203.0.113.5'");
+    expect((await f.run("detect-threats")).lastResult).toMatchObject({ reports: 4, patterns: 0 });
+  });
+});

@@ -1,0 +1,151 @@
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { ManualClock } from "../../../src/domain/clock";
+import { AppError } from "../../../src/domain/errors";
+import { createScheduler, type Job, type Scheduler } from "../../../src/jobs/scheduler";
+import { openMemoryStore, type Store } from "../../../src/store/database";
+
+let clock: ManualClock;
+let store: Store;
+let schedulers: Scheduler[];
+
+beforeEach(() => {
+  clock = new ManualClock(Date.parse("2026-11-21T08:00:30.000Z"));
+  store = openMemoryStore();
+  schedulers = [];
+});
+afterEach(async () => {
+  for (const s of schedulers) await s.stop();
+  store.close();
+});
+
+function scheduler(jobs: Job[], schedules?: Record<string, string>): Scheduler {
+  const s = createScheduler({ jobs, clock, store, schedules, onError: () => {} });
+  schedulers.push(s);
+  return s;
+}
+
+/** A job that stays running until the test releases it, counting its runs. */
+function slowJob(name = "slow") {
+  const gate = { runs: 0, release: () => {} };
+  const job: Job = {
+    name,
+    description: "waits for the test",
+    defaultSchedule: "*/5 * * * *",
+    run: () => {
+      gate.runs++;
+      return new Promise((resolve) => {
+        gate.release = () => resolve({ ran: gate.runs });
+      });
+    },
+  };
+  return { job, gate };
+}
+
+async function errorOf(promise: Promise<unknown>): Promise<AppError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof AppError) return error;
+    throw error;
+  }
+  throw new Error("expected a rejection");
+}
+
+describe("runNow", () => {
+  test("a job never overlaps itself: a second run while the first is under way is 409 and does not start", async () => {
+    const { job, gate } = slowJob();
+    const s = scheduler([job]);
+    const first = s.runNow("slow");
+    expect(s.status("slow").running).toBe(true);
+
+    const second = await errorOf(s.runNow("slow"));
+    expect([second.errorCode, second.status]).toEqual(["conflict", 409]);
+    expect(gate.runs).toBe(1);
+
+    gate.release();
+    const status = await first;
+    expect(status).toMatchObject({ running: false, lastResult: { ran: 1 }, lastError: null });
+    // Once it has finished it can run again.
+    const third = s.runNow("slow");
+    gate.release();
+    expect((await third).lastResult).toEqual({ ran: 2 });
+  });
+
+  test("records the run: start time from the clock, duration, result; a failure records its message", async () => {
+    let fail = false;
+    const s = scheduler([
+      {
+        name: "work",
+        description: "does work",
+        defaultSchedule: "0 * * * *",
+        run: ({ now }) => {
+          if (fail) throw new Error("the disk is full");
+          return { at: now };
+        },
+      },
+    ]);
+    expect(s.status("work")).toEqual({
+      name: "work",
+      description: "does work",
+      schedule: "0 * * * *",
+      lastRunAt: null,
+      lastDurationMs: null,
+      lastError: null,
+      lastResult: null,
+      nextRunAt: "2026-11-21T09:00:00.000Z",
+      running: false,
+    });
+
+    const ok = await s.runNow("work");
+    expect(ok).toMatchObject({ lastRunAt: "2026-11-21T08:00:30.000Z", lastError: null, lastResult: { at: clock.now() } });
+    expect(ok.lastDurationMs).toBeGreaterThanOrEqual(0);
+
+    clock.advance(3_600_000);
+    fail = true;
+    const failed = await s.runNow("work");
+    expect(failed).toMatchObject({ lastRunAt: "2026-11-21T09:00:30.000Z", lastError: "the disk is full", lastResult: null, nextRunAt: "2026-11-21T10:00:00.000Z" });
+  });
+
+  test("the status lives in the store: another scheduler on it (a restart, a CLI) sees the last run", async () => {
+    const job: Job = { name: "work", description: "", defaultSchedule: "0 * * * *", run: () => ({ n: 1 }) };
+    await scheduler([job]).runNow("work");
+    expect(scheduler([job]).status("work")).toMatchObject({ lastRunAt: "2026-11-21T08:00:30.000Z", lastResult: { n: 1 } });
+  });
+
+  test("an unknown job is 404 naming the jobs", async () => {
+    const s = scheduler([slowJob("a").job, slowJob("b").job]);
+    const error = await errorOf(s.runNow("c"));
+    expect([error.errorCode, error.message]).toEqual(["not_found", 'No job named "c"; jobs: a, b']);
+  });
+});
+
+describe("schedules", () => {
+  test("overrides replace defaults; nextRunAt follows the clock; off leaves no next run", () => {
+    const s = scheduler([slowJob("a").job, slowJob("b").job, slowJob("c").job], { b: "15 3 * * *", c: "off" });
+    expect(s.jobs().map((j) => [j.name, j.schedule, j.nextRunAt])).toEqual([
+      ["a", "*/5 * * * *", "2026-11-21T08:05:00.000Z"],
+      ["b", "15 3 * * *", "2026-11-22T03:15:00.000Z"],
+      ["c", "off", null],
+    ]);
+  });
+
+  test("an invalid pattern or a schedule for an unknown job is refused when the scheduler is made", () => {
+    expect(() => scheduler([slowJob("a").job], { a: "every minute" })).toThrow(/invalid schedule "every minute" for job a/);
+    expect(() => scheduler([slowJob("a").job], { nope: "* * * * *" })).toThrow(/unknown job "nope"/);
+  });
+
+  test("start() arms timers, stop() disarms them and waits for a run under way", async () => {
+    const { job, gate } = slowJob();
+    const s = scheduler([job]);
+    s.start();
+    expect(s.started).toBe(true);
+    const run = s.runNow("slow");
+    let stopped = false;
+    const stopping = s.stop().then(() => (stopped = true));
+    await Bun.sleep(1);
+    expect(stopped).toBe(false);
+    gate.release();
+    await Promise.all([run, stopping]);
+    expect(s.started).toBe(false);
+  });
+});

@@ -1,0 +1,67 @@
+// GET /metrics (contract section 11) in the Prometheus text format, and the hooks that count every request for
+// it. Not counted against a rate limit; open unless `--metrics-token` is set, then it needs that bearer token.
+
+import { createHash, timingSafeEqual } from "node:crypto";
+import { Elysia } from "elysia";
+import { AppError } from "../../domain/errors";
+import { metricsOf } from "../../services/metrics";
+import type { Services } from "../../services/services";
+import { toAppError } from "../errors";
+
+export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+/** The request context as these hooks see it: `startedAt` is set on it by the first hook. */
+interface Timed {
+  request: Request;
+  route?: string;
+  set: { status?: number | string };
+  responseValue?: unknown;
+  startedAt?: number;
+}
+
+/**
+ * Counts every request by method, route template and status class, with its duration. Use it before the app's
+ * own onError: its error hook only counts and returns nothing, so the next one still answers.
+ */
+export function requestMetrics(services: Services) {
+  const counters = metricsOf(services).requests;
+  const elapsed = (c: Timed) => (performance.now() - (c.startedAt as number)) / 1000;
+  return new Elysia()
+    .onRequest((c) => {
+      (c as unknown as Timed).startedAt = performance.now();
+    })
+    .onAfterHandle({ as: "global" }, (context) => {
+      const c = context as unknown as Timed;
+      const value = c.responseValue;
+      // A handler that builds its own Response (blocklists, /metrics) carries its status there, not in `set`.
+      const status = value instanceof Response ? value.status : typeof c.set.status === "number" ? c.set.status : 200;
+      counters.record(c.request.method, c.route, status, elapsed(c));
+    })
+    .onError({ as: "global" }, (context) => {
+      const c = context as unknown as Timed & { code: string | number; error: unknown };
+      const error = toAppError(c.code, c.error);
+      counters.recordError(error.errorCode);
+      counters.record(c.request.method, c.route, error.status, elapsed(c));
+    });
+}
+
+export function metricsRoutes(services: Services) {
+  const metrics = metricsOf(services);
+  const token = services.config.metricsToken;
+  // Compared as digests: equal lengths for timingSafeEqual, and no early exit that leaks the token's length.
+  const expected = token ? digest(token) : null;
+  return new Elysia().get("/metrics", ({ request }) => {
+    if (expected !== null) {
+      const authorization = request.headers.get("authorization") ?? "";
+      const given = /^bearer /i.test(authorization) ? authorization.slice(7).trim() : null;
+      if (given === null || !timingSafeEqual(digest(given), expected)) {
+        throw new AppError("unauthorized", "GET /metrics needs Authorization: Bearer <metrics token> (the server runs with --metrics-token)");
+      }
+    }
+    return new Response(metrics.render(), { headers: { "content-type": METRICS_CONTENT_TYPE, "cache-control": "no-store" } });
+  });
+}
+
+function digest(value: string): Buffer {
+  return createHash("sha256").update(value).digest();
+}

@@ -27,6 +27,8 @@ export interface Config {
   syncMode: "full" | "normal";
   /** Log one line per request to stderr. */
   accessLog: boolean;
+  /** When set, GET /metrics requires `Authorization: Bearer <metricsToken>`; null leaves it open. */
+  metricsToken: string | null;
 }
 
 interface OptionSpec {
@@ -72,6 +74,7 @@ export const OPTIONS: OptionSpec[] = [
   { key: "halfLifeDays", flag: "--half-life-days", env: "ABUSE_INTEL_HALF_LIFE_DAYS", help: "half-life of a report's weight in days (default 30)", parse: asPositiveNumber },
   { key: "syncMode", flag: "--sync", env: "ABUSE_INTEL_SYNC", help: "SQLite synchronous mode: full (default) or normal", parse: asSyncMode },
   { key: "accessLog", flag: "--access-log", env: "ABUSE_INTEL_ACCESS_LOG", help: "log every request to stderr", parse: asBoolean, boolean: true },
+  { key: "metricsToken", flag: "--metrics-token", env: "ABUSE_INTEL_METRICS_TOKEN", help: "require Authorization: Bearer TOKEN on GET /metrics (default: open)", parse: asString },
 ];
 
 export const JOB_SCHEDULE_ENV_PREFIX = "ABUSE_INTEL_SCHEDULE_";
@@ -93,6 +96,7 @@ export function defaultConfig(): Config {
     schedules: {},
     syncMode: "full",
     accessLog: false,
+    metricsToken: null,
   };
 }
 

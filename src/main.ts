@@ -11,8 +11,11 @@ import { importCommand } from "./cli/import";
 import { allowCommand } from "./cli/allow";
 import { geoCommand } from "./cli/geo";
 import { jobsCommand } from "./cli/jobs";
+import { snapshotCommand } from "./cli/snapshot";
+import { checkCommand } from "./cli/check";
+import { blocklistCommand } from "./cli/blocklist";
 
-const commands: Command[] = [serveCommand, userCommand, keyCommand, importCommand, allowCommand, geoCommand, jobsCommand];
+const commands: Command[] = [serveCommand, userCommand, keyCommand, importCommand, allowCommand, geoCommand, jobsCommand, snapshotCommand, checkCommand, blocklistCommand];
 
 function usage(): string {
   return [

@@ -3,7 +3,8 @@
 import { OPTIONS, resolveConfig } from "../config";
 import { systemClock } from "../domain/clock";
 import { openStore } from "../store/database";
-import { createServices } from "../services/services";
+import { createServices, type Services } from "../services/services";
+import { createSnapshotServices } from "../services/snapshot-services";
 import { ensureInitialAdmin } from "../services/accounts";
 import { createApp } from "../http/app";
 import { parseArgs } from "./args";
@@ -26,9 +27,15 @@ export const serveCommand: Command = {
     const args = parseArgs(argv, { values: SERVE_FLAGS, switches: SERVE_SWITCHES });
     if (args.positionals.length > 0) throw new Error(`serve takes no arguments, got "${args.positionals[0]}"`);
     const config = resolveConfig(args.flags);
-    const store = openStore(config.dataDir);
-    const services = await createServices({ config, clock: systemClock, store });
-    await ensureInitialAdmin(services, config);
+    // --snapshot FILE: the read-only composition over a snapshot; the data directory is not touched.
+    let services: Services;
+    if (config.snapshot !== null) {
+      services = await createSnapshotServices({ config, clock: systemClock });
+    } else {
+      services = await createServices({ config, clock: systemClock, store: openStore(config.dataDir) });
+      await ensureInitialAdmin(services, config);
+    }
+    const store = services.store;
     const app = createApp(services);
     const server = Bun.serve({
       hostname: config.host,
@@ -38,7 +45,10 @@ export const serveCommand: Command = {
       maxRequestBodySize: 128 * 1024 * 1024,
       error: () => new Response(JSON.stringify({ success: false, error: "Internal server error", code: "internal_error" }), { status: 500 }),
     });
-    console.log(`abuse-intel listening on http://${server.hostname}:${server.port} (data in ${config.dataDir})`);
+    const from = config.snapshot !== null ? `read-only snapshot ${config.snapshot}` : `data in ${config.dataDir}`;
+    console.log(`abuse-intel listening on http://${server.hostname}:${server.port} (${from})`);
+    // The scheduled jobs start once the API answers (services.stop() stops them); a snapshot server runs none.
+    if (config.snapshot === null) services.scheduler.start();
 
     await new Promise<void>((resolve) => {
       const shutdown = async () => {

@@ -7,15 +7,25 @@ import { errorResponse, toAppError } from "./errors";
 import { readBody } from "./body";
 import { healthRoutes } from "./routes/health";
 import { lookupRoutes } from "./routes/lookups";
+import { blocklistRoutes } from "./routes/blocklist";
 import { allowlistRoutes } from "./routes/allowlist";
 import { authRoutes } from "./routes/auth";
 import { keyRoutes } from "./routes/keys";
 import { adminUserRoutes } from "./routes/admin-users";
 import { reportRoutes } from "./routes/reports";
 import { webhookRoutes } from "./routes/webhooks";
+import { jobRoutes } from "./routes/jobs";
+import { threatRoutes } from "./routes/threats";
+import { metricsRoutes, requestMetrics } from "./routes/metrics";
+import { docsRoutes } from "./routes/docs";
+import { readOnlyGuard } from "./read-only";
 
 export function createApp(services: Services) {
   return new Elysia()
+    // First: its error hook must see an error before the onError below answers it.
+    .use(requestMetrics(services))
+    // A snapshot server refuses writes (503 read_only) before anything else looks at the request.
+    .use(readOnlyGuard(services))
     .onParse({ as: "global" }, ({ request, path }) => readBody(request, path))
     .onError({ as: "global" }, ({ code, error }) => {
       const appError = toAppError(code, error);
@@ -28,8 +38,13 @@ export function createApp(services: Services) {
     .use(adminUserRoutes(services))
     .use(reportRoutes(services))
     .use(webhookRoutes(services))
+    .use(jobRoutes(services))
+    .use(threatRoutes(services))
+    .use(blocklistRoutes(services))
     .use(lookupRoutes(services))
-    .use(allowlistRoutes(services));
+    .use(allowlistRoutes(services))
+    .use(metricsRoutes(services))
+    .use(docsRoutes(services));
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -24,6 +24,11 @@ import { IndexSync } from "./index-sync";
 import type { ReputationIndex } from "../index/reputation-index";
 import { type Allowlist, createAllowlist } from "./allowlist";
 import { createReputation, type Reputation } from "./reputation";
+import { ThreatService } from "./threats";
+import { resolveThreatThresholds, type ThreatThresholds } from "../domain/threat-patterns";
+import { createScheduler, type Scheduler } from "../jobs/scheduler";
+import { createJobs } from "../jobs/jobs";
+import { snapshotExporter } from "./snapshots";
 
 export interface Services {
   config: Config;
@@ -67,6 +72,13 @@ export interface Services {
   allowlist: Allowlist;
   /** Lookups: detail, reputation, bulk, recent (contract 5.1, 5.2, 5.8, 5.9). */
   reputation: Reputation;
+  /** Threat patterns: detection (the detect-threats job) and the list behind GET /v1/threats (contract 9). */
+  threats: ThreatService;
+  /**
+   * The scheduled jobs (contract 9). Created here but not started: `serve` calls `scheduler.start()` once it
+   * listens; CLI commands and tests run jobs with `scheduler.runNow(name)`.
+   */
+  scheduler: Scheduler;
   /** True once the database is open and the index built: what /readyz reports. */
   isReady(): boolean;
   /** Stops timers and background work; the caller closes the store. */
@@ -83,6 +95,8 @@ export interface ServiceOptions {
    * read-only snapshot. CLI commands should pass `autoStart: false` and leave delivery to the server.
    */
   webhookDispatcher?: Partial<DispatcherOptions> & { autoStart?: boolean };
+  /** Threat detection thresholds; unset ones keep the contract's defaults. */
+  threatThresholds?: Partial<ThreatThresholds>;
 }
 
 export async function createServices(options: ServiceOptions): Promise<Services> {
@@ -153,6 +167,36 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   const credits = new CreditService(store);
   // Reports still queued for the group commit are written before the store closes.
   stoppers.push(() => reports.flush());
+  const threats = new ThreatService({
+    store,
+    clock,
+    asnOf: (ip) => enrichment.lookup(ip).asn,
+    thresholds: resolveThreatThresholds(options.threatThresholds),
+    onEventQueued,
+  });
+  let scheduler: Scheduler;
+  try {
+    scheduler = createScheduler({
+      jobs: createJobs({
+        store,
+        dataDir: config.dataDir,
+        scorer,
+        addressChanges,
+        reportStates,
+        threats,
+        snapshotExporter: snapshotExporter({ store, enrichment, scoring, clock }),
+      }),
+      clock,
+      store,
+      schedules: config.schedules,
+    });
+  } catch (error) {
+    // A bad --schedule: undo what is already running before the error reaches the command line.
+    for (const stop of stoppers.reverse()) await stop();
+    throw error;
+  }
+  // Stopped first (stoppers run in reverse): a run under way finishes before the rest shuts down.
+  stoppers.push(() => scheduler.stop());
   return {
     config,
     clock,
@@ -163,6 +207,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     reports,
     reportStates,
     credits,
+    threats,
+    scheduler,
     enrichment,
     index,
     indexSync,

@@ -84,3 +84,34 @@ export function readTreeBuffer(
   if (at !== words.length) throw new RangeError("radix buffer: trailing bytes");
   return { rootBits, header, arrays };
 }
+
+/**
+ * Refuses a deserialized tree whose links point outside its node array (a corrupt or foreign buffer). Written
+ * as one tight loop over local typed arrays: it runs over every node at every offline start, so at a million
+ * nodes a closure per check costs 100+ ms. A link is valid when it is -1 or 0..top-1, i.e. (link + 1) as an
+ * unsigned number is at most `top`. When `leafHoldsValue`, a full-length node keeps its value in its first
+ * link word, which is then not a link.
+ */
+export interface NodeLayout {
+  stride: number;
+  meta: number;
+  left: number;
+  right: number;
+  maxLength: number;
+  leafHoldsValue: boolean;
+}
+
+export function checkTreeLinks(roots: Int32Array, nodes: Int32Array, top: number, layout: NodeLayout): void {
+  const { stride, meta: metaAt, left: leftAt, right: rightAt, maxLength, leafHoldsValue } = layout;
+  for (let i = 0; i < roots.length; i++) {
+    if ((roots[i] + 1) >>> 0 > top) throw new RangeError("radix buffer: a root points outside the nodes");
+  }
+  for (let o = 0, end = top * stride; o < end; o += stride) {
+    const len = nodes[o + metaAt] & LEN_MASK;
+    if (len > maxLength) throw new RangeError("radix buffer: a node is malformed");
+    if (leafHoldsValue && len === maxLength) continue;
+    if ((nodes[o + leftAt] + 1) >>> 0 > top || (nodes[o + rightAt] + 1) >>> 0 > top) {
+      throw new RangeError("radix buffer: a node is malformed");
+    }
+  }
+}

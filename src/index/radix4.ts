@@ -10,6 +10,7 @@ import {
   checkRootBits,
   checkValue,
   growInt32,
+  checkTreeLinks,
   readTreeBuffer,
   writeTreeBuffer,
 } from "./radix-common.ts";
@@ -418,26 +419,12 @@ export class RadixTree4 {
     tree.values.set(arrays[2]);
     tree.top = top;
     tree.count = count;
-    tree.checkLinks();
+    checkTreeLinks(tree.roots, tree.nodes, top, { stride: STRIDE, meta: META, left: LEFT, right: RIGHT, maxLength: 32, leafHoldsValue: true });
     return tree;
   }
 
   // -------------------------------------------------------------------------------------------------------
   // Internals
-
-  /** Refuses a buffer whose links point outside the node array (a corrupt or foreign buffer). */
-  private checkLinks(): void {
-    const top = this.top;
-    const bad = (n: number) => n < -1 || n >= top;
-    for (const head of this.roots) if (bad(head)) throw new RangeError("radix buffer: a root points outside the nodes");
-    for (let n = 0; n < top; n++) {
-      const o = n << 2;
-      const len = this.nodes[o + META] & LEN_MASK;
-      if (len > 32 || (len < 32 && (bad(this.nodes[o + LEFT]) || bad(this.nodes[o + RIGHT])))) {
-        throw new RangeError("radix buffer: a node is malformed");
-      }
-    }
-  }
 
   /** @internal the value of node n (which has one). */
   valueAt(n: number): number {

@@ -9,6 +9,7 @@ import {
   LEN_MASK,
   checkRootBits,
   checkValue,
+  checkTreeLinks,
   growInt32,
   readTreeBuffer,
   writeTreeBuffer,
@@ -396,14 +397,7 @@ export class RadixTree6 {
     tree.nodes.set(arrays[1]);
     tree.top = top;
     tree.count = count;
-    const bad = (n: number) => n < -1 || n >= top;
-    for (const head of tree.roots) if (bad(head)) throw new RangeError("radix buffer: a root points outside the nodes");
-    for (let n = 0; n < top; n++) {
-      const o = n << 3;
-      if ((tree.nodes[o + META] & LEN_MASK) > 128 || bad(tree.nodes[o + LEFT]) || bad(tree.nodes[o + RIGHT])) {
-        throw new RangeError("radix buffer: a node is malformed");
-      }
-    }
+    checkTreeLinks(tree.roots, tree.nodes, top, { stride: STRIDE, meta: META, left: LEFT, right: RIGHT, maxLength: 128, leafHoldsValue: false });
     return tree;
   }
 

@@ -364,3 +364,44 @@ describe("IpRadixTree: both families through the domain types", () => {
     expect(copy.get(parseIp("10.1.2.3"))).toBe(3);
   });
 });
+
+describe("deserialize refuses a corrupt buffer", () => {
+  // The words of a serialized tree: preamble (magic, version, rootBits, header length, header..., array count,
+  // array lengths...), then the roots, then the nodes.
+  function corrupt(buffer: Uint8Array, change: (roots: Int32Array, nodes: Int32Array) => void): Uint8Array {
+    const copy = new Uint8Array(buffer);
+    const words = new Int32Array(copy.buffer);
+    const arraysAt = 4 + words[3];
+    const lengths = Array.from({ length: words[arraysAt] }, (_, i) => words[arraysAt + 1 + i]);
+    const rootsAt = arraysAt + 1 + lengths.length;
+    change(words.subarray(rootsAt, rootsAt + lengths[0]), words.subarray(rootsAt + lengths[0], rootsAt + lengths[0] + lengths[1]));
+    return copy;
+  }
+
+  // metaWord: where a node's prefix length sits in its words (radix4.ts / radix6.ts node layouts).
+  test.each([
+    ["IPv4", 1, () => {
+      const t = new RadixTree4();
+      for (let i = 0; i < 100; i++) t.set(i * 65536 + 7, 32, i);
+      t.set(0x0a000000, 8, 1000);
+      return { buffer: t.serialize(), load: (b: Uint8Array) => RadixTree4.deserialize(b) };
+    }],
+    ["IPv6", 4, () => {
+      const t = new RadixTree6();
+      for (let i = 0; i < 100; i++) t.set([0x20010db8, i, 0, 1], 128, i);
+      t.set([0x20010db8, 0, 0, 0], 32, 1000);
+      return { buffer: t.serialize(), load: (b: Uint8Array) => RadixTree6.deserialize(b) };
+    }],
+  ] as const)("%s: a root outside the nodes, or a prefix longer than the address", (_name, metaWord, make) => {
+    const { buffer, load } = make();
+    expect(() => load(buffer)).not.toThrow();
+    const badRoot = corrupt(buffer, (roots, nodes) => {
+      roots[roots.findIndex((r) => r >= 0)] = nodes.length;
+    });
+    expect(() => load(badRoot)).toThrow(RangeError);
+    const badLength = corrupt(buffer, (_roots, nodes) => {
+      nodes[metaWord] = (nodes[metaWord] & ~0xff) | 200;
+    });
+    expect(() => load(badLength)).toThrow(RangeError);
+  });
+});

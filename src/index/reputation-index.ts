@@ -24,9 +24,22 @@ export interface AddressRecord {
 
 const NO_CATEGORY = 255;
 
+/** The columns that hold data (and travel in a snapshot); `stamp` is per-process bookkeeping. */
+export const CARRIED_COLUMNS = ["categories", "firstSeen", "lastCategory", "lastSeen", "risk", "score", "total", "verified"] as const;
+export type CarriedColumn = (typeof CARRIED_COLUMNS)[number];
+export type ColumnArray = Uint8Array | Uint16Array | Uint32Array | Float64Array;
+
+/** An index as parts: its trees and its carried columns, cut to the slots in use (0..slots-1). */
+export interface IndexParts {
+  v4: RadixTree4;
+  v6: RadixTree6;
+  slots: number;
+  columns: Record<CarriedColumn, ColumnArray>;
+}
+
 export class ReputationIndex {
-  readonly v4 = new RadixTree4();
-  readonly v6 = new RadixTree6();
+  v4 = new RadixTree4();
+  v6 = new RadixTree6();
   /** Bumped on every change: blocklist ETags and caches key off it. */
   generation = 1;
   /** No slot's firstSeen is earlier than this (a lower bound; exact after `resetEarliestFirstSeen`). */
@@ -60,6 +73,36 @@ export class ReputationIndex {
     this.firstSeen = new Float64Array(initialCapacity);
     this.lastSeen = new Float64Array(initialCapacity);
     this.stamp = new Float64Array(initialCapacity);
+  }
+
+  /** An index over parts taken from `toParts()` (a snapshot): nothing is rebuilt. */
+  static fromParts(parts: IndexParts, thresholds: RiskThresholds = DEFAULT_RISK_THRESHOLDS): ReputationIndex {
+    const { v4, v6, slots, columns } = parts;
+    if (v4.size + v6.size !== slots) throw new RangeError(`index trees hold ${v4.size + v6.size} entries, expected ${slots}`);
+    const index = new ReputationIndex(thresholds, 0);
+    for (const name of CARRIED_COLUMNS) {
+      const column = columns[name];
+      if (column.length !== slots) throw new RangeError(`index column ${name}: ${column.length} entries, expected ${slots}`);
+      if (column.constructor !== index[name].constructor) throw new RangeError(`index column ${name}: not a ${index[name].constructor.name}`);
+    }
+    Object.assign(index, columns);
+    index.v4 = v4;
+    index.v6 = v6;
+    index.stamp = new Float64Array(slots);
+    index.capacity = slots;
+    index.nextSlot = slots;
+    let earliest = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < slots; i++) if (index.firstSeen[i] < earliest) earliest = index.firstSeen[i];
+    index.earliestFirstSeen = earliest;
+    return index;
+  }
+
+  /** The trees and carried columns; the index must have every slot in use (one built fresh, never removed from). */
+  toParts(): IndexParts {
+    if (this.freeSlots.length > 0) throw new Error("toParts needs an index with no free slots: build a fresh one");
+    const slots = this.nextSlot;
+    const columns = Object.fromEntries(CARRIED_COLUMNS.map((name) => [name, this[name].subarray(0, slots)])) as Record<CarriedColumn, ColumnArray>;
+    return { v4: this.v4, v6: this.v6, slots, columns };
   }
 
   get size(): number {

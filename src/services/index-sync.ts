@@ -1,37 +1,11 @@
 // Builds the reputation index from the `addresses` table at start, and brings it up to date with changes other
 // processes committed (CLI imports, jobs run by hand), read from the change log the table's triggers write.
 
-import { categoryBit, type Category } from "../domain/categories";
 import { parseIp } from "../domain/ip";
 import type { RiskThresholds } from "../domain/risk";
-import { ReputationIndex, type AddressRecord } from "../index/reputation-index";
+import { ReputationIndex } from "../index/reputation-index";
+import { ADDRESS_ROW_COLUMNS, recordOfRow, type AddressRow } from "../store/address-rows";
 import type { Store } from "../store/database";
-
-interface AddressRow {
-  ip: string;
-  score: number;
-  total: number;
-  verified: number;
-  mask: number;
-  lastCategory: string | null;
-  firstSeen: number | null;
-  lastSeen: number | null;
-}
-
-const SELECT_COLUMNS = `ip, reputation_score AS score, total_reports AS total, verified_reports AS verified,
-  categories_mask AS mask, last_category AS lastCategory, first_seen AS firstSeen, last_seen AS lastSeen`;
-
-function recordOf(row: AddressRow): AddressRecord {
-  return {
-    reputationScore: row.score,
-    totalReports: row.total,
-    verifiedReports: row.verified,
-    categoriesMask: row.mask,
-    lastCategoryBit: row.lastCategory ? categoryBit(row.lastCategory as Category) : -1,
-    firstSeenMs: row.firstSeen ?? Number.NaN,
-    lastSeenMs: row.lastSeen ?? Number.NaN,
-  };
-}
 
 export class IndexSync {
   /** The last change-log entry the index reflects. */
@@ -47,7 +21,7 @@ export class IndexSync {
     this.selectChanges = store.sqlite.prepare<{ seq: number; ip: string }, [number]>(
       "SELECT seq, ip FROM address_change_log WHERE seq > ? ORDER BY seq LIMIT 100000",
     );
-    this.selectAddress = store.sqlite.prepare<AddressRow, [string]>(`SELECT ${SELECT_COLUMNS} FROM addresses WHERE ip = ?`);
+    this.selectAddress = store.sqlite.prepare<AddressRow, [string]>(`SELECT ${ADDRESS_ROW_COLUMNS} FROM addresses WHERE ip = ?`);
     this.pruneLog = store.sqlite.prepare<unknown, [number]>("DELETE FROM address_change_log WHERE seq <= ?");
   }
 
@@ -58,8 +32,8 @@ export class IndexSync {
     store.sqlite.transaction(() => {
       const max = store.sqlite.query("SELECT coalesce(max(seq), 0) AS seq FROM address_change_log").get() as { seq: number };
       sync.lastSeq = max.seq;
-      const rows = store.sqlite.prepare<AddressRow, []>(`SELECT ${SELECT_COLUMNS} FROM addresses`);
-      for (const row of rows.iterate()) index.upsert(parseIp(row.ip), recordOf(row));
+      const rows = store.sqlite.prepare<AddressRow, []>(`SELECT ${ADDRESS_ROW_COLUMNS} FROM addresses`);
+      for (const row of rows.iterate()) index.upsert(parseIp(row.ip), recordOfRow(row));
     })();
     index.compact();
     return sync;
@@ -80,7 +54,7 @@ export class IndexSync {
         const ip = parseIp(text);
         const row = this.selectAddress.get(text);
         if (row) {
-          if (this.index.upsertIfChanged(ip, recordOf(row))) changed++;
+          if (this.index.upsertIfChanged(ip, recordOfRow(row))) changed++;
         } else if (this.index.remove(ip)) {
           changed++;
         }

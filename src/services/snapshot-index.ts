@@ -1,24 +1,18 @@
 // The reputation index carried pre-built in a snapshot: both radix trees as their serialized buffers and every
 // typed-array column of the index as its raw bytes, so an offline command or a snapshot server starts by reading
-// a few blobs instead of inserting a million addresses. The columns are found by looking at an index instance,
-// not listed here, so a column added to ReputationIndex travels without a change in this file; a snapshot whose
-// layout this build does not know is rebuilt from its `addresses` rows instead (slower, same answers).
+// a few blobs instead of inserting a million addresses. The columns are those ReputationIndex names as carried
+// (CARRIED_COLUMNS); a snapshot whose layout this build does not know is rebuilt from its `addresses` rows
+// instead (slower, same answers).
 
 import type { Database } from "bun:sqlite";
-import { categoryBit, type Category } from "../domain/categories";
 import { parseIp, type Ip } from "../domain/ip";
 import type { RiskThresholds } from "../domain/risk";
-import { ReputationIndex, type AddressRecord } from "../index/reputation-index";
+import { CARRIED_COLUMNS, ReputationIndex, type CarriedColumn, type ColumnArray } from "../index/reputation-index";
+import { ADDRESS_ROW_COLUMNS, recordOfRow, type AddressRow } from "../store/address-rows";
 import { RadixTree4 } from "../index/radix4";
 import { RadixTree6 } from "../index/radix6";
 
-type Column = Uint8Array | Uint16Array | Uint32Array | Int32Array | Float64Array;
-type ColumnConstructor = { new (length: number): Column; new (buffer: ArrayBufferLike, offset: number, length: number): Column; BYTES_PER_ELEMENT: number };
-
-/** Per-slot bookkeeping of a running index, not data: rebuilt empty on load. */
-const NOT_CARRIED = new Set(["stamp"]);
-
-const TREES = ["v4", "v6"] as const;
+type ColumnConstructor = { new (buffer: ArrayBufferLike, offset: number, length: number): ColumnArray; BYTES_PER_ELEMENT: number };
 
 /** One row of the snapshot's `index_data` table. */
 export interface IndexBlob {
@@ -28,37 +22,27 @@ export interface IndexBlob {
   bytes: Uint8Array;
 }
 
-/** The typed-array columns of an index, by property name, in a fixed order. */
-function columnsOf(index: ReputationIndex): [string, Column][] {
-  return Object.entries(index)
-    .filter(([name, value]) => ArrayBuffer.isView(value) && !(value instanceof DataView) && !NOT_CARRIED.has(name))
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) as [string, Column][];
-}
-
 /** What a reader must understand to use the blobs: the trees and each column's name and element type. */
 export function indexLayout(): string {
-  const probe = new ReputationIndex(undefined, 0);
-  return ["radix4", "radix6", ...columnsOf(probe).map(([name, column]) => `${name}:${column.constructor.name}`)].join(",");
+  const { columns } = new ReputationIndex(undefined, 0).toParts();
+  return ["radix4", "radix6", ...CARRIED_COLUMNS.map((name) => `${name}:${columns[name].constructor.name}`)].join(",");
 }
 
-/**
- * The blobs of an index whose slots are exactly 0..size-1 (one built fresh by inserting, never removing):
- * the trees' values are those slots, and each column is cut to `size` entries.
- */
+/** The blobs of an index whose slots are exactly 0..size-1 (one built fresh by inserting, never removing). */
 export function indexBlobs(index: ReputationIndex): IndexBlob[] {
-  const slots = index.size;
-  const blobs: IndexBlob[] = [
-    { name: "v4", type: "radix4", bytes: index.v4.serialize() },
-    { name: "v6", type: "radix6", bytes: index.v6.serialize() },
+  const { v4, v6, columns } = index.toParts();
+  return [
+    { name: "v4", type: "radix4", bytes: v4.serialize() },
+    { name: "v6", type: "radix6", bytes: v6.serialize() },
+    ...CARRIED_COLUMNS.map((name) => {
+      const column = columns[name];
+      return { name, type: column.constructor.name, bytes: new Uint8Array(column.buffer, column.byteOffset, column.byteLength) };
+    }),
   ];
-  for (const [name, column] of columnsOf(index)) {
-    blobs.push({ name, type: column.constructor.name, bytes: new Uint8Array(column.buffer, column.byteOffset, slots * column.BYTES_PER_ELEMENT) });
-  }
-  return blobs;
 }
 
 /** A typed array over a blob's bytes: a view when aligned, else a copy. */
-function columnOver(ctor: ColumnConstructor, bytes: Uint8Array): Column {
+function columnOver(ctor: ColumnConstructor, bytes: Uint8Array): ColumnArray {
   const length = bytes.byteLength / ctor.BYTES_PER_ELEMENT;
   if (!Number.isInteger(length)) throw new RangeError("index column: size is not a whole number of elements");
   if (bytes.byteOffset % ctor.BYTES_PER_ELEMENT === 0) return new ctor(bytes.buffer, bytes.byteOffset, length);
@@ -67,63 +51,23 @@ function columnOver(ctor: ColumnConstructor, bytes: Uint8Array): Column {
 }
 
 /**
- * The index from its blobs, or null when they do not fit this build's ReputationIndex (another layout): the
- * caller then rebuilds from the rows. Throws on a damaged tree buffer.
+ * The index from its blobs, or null when they do not fit this build's index layout (the caller then rebuilds
+ * from the rows). Throws on a damaged tree buffer or columns of the wrong size.
  */
 export function indexFromBlobs(blobs: readonly IndexBlob[], slots: number, thresholds: RiskThresholds): ReputationIndex | null {
   const byName = new Map(blobs.map((b) => [b.name, b]));
-  const index = new ReputationIndex(thresholds, 0);
-  const writable = index as unknown as Record<string, unknown>;
-  // The slot allocator's state is private to ReputationIndex; a build that renamed it cannot take the blobs.
-  if (!("capacity" in writable) || !("nextSlot" in writable)) return null;
-  for (const [name, column] of columnsOf(index)) {
+  const probe = new ReputationIndex(undefined, 0).toParts().columns;
+  const columns = {} as Record<CarriedColumn, ColumnArray>;
+  for (const name of CARRIED_COLUMNS) {
     const blob = byName.get(name);
-    if (blob === undefined || blob.type !== column.constructor.name) return null;
-    const loaded = columnOver(column.constructor as ColumnConstructor, blob.bytes);
-    if (loaded.length !== slots) throw new RangeError(`index column ${name}: ${loaded.length} entries, expected ${slots}`);
-    writable[name] = loaded;
+    const ctor = probe[name].constructor as unknown as ColumnConstructor;
+    if (blob === undefined || blob.type !== probe[name].constructor.name) return null;
+    columns[name] = columnOver(ctor, blob.bytes);
   }
   const v4 = byName.get("v4");
   const v6 = byName.get("v6");
   if (v4?.type !== "radix4" || v6?.type !== "radix6") return null;
-  const trees = { v4: RadixTree4.deserialize(v4.bytes), v6: RadixTree6.deserialize(v6.bytes) };
-  if (trees.v4.size + trees.v6.size !== slots) throw new RangeError(`index trees hold ${trees.v4.size + trees.v6.size} entries, expected ${slots}`);
-  for (const name of TREES) writable[name] = trees[name];
-  writable.stamp = new Float64Array(slots);
-  writable.capacity = slots;
-  writable.nextSlot = slots;
-  let earliest = Number.POSITIVE_INFINITY;
-  const first = index.firstSeen;
-  for (let i = 0; i < slots; i++) if (first[i] < earliest) earliest = first[i];
-  index.earliestFirstSeen = earliest;
-  return index;
-}
-
-/** An `addresses` row (main database or snapshot) as the index keeps it. */
-export interface AddressRow {
-  ip: string;
-  score: number;
-  total: number;
-  verified: number;
-  mask: number;
-  lastCategory: string | null;
-  firstSeen: number | null;
-  lastSeen: number | null;
-}
-
-export const ADDRESS_ROW_COLUMNS = `ip, reputation_score AS score, total_reports AS total, verified_reports AS verified,
-  categories_mask AS mask, last_category AS lastCategory, first_seen AS firstSeen, last_seen AS lastSeen`;
-
-export function recordOfRow(row: AddressRow): AddressRecord {
-  return {
-    reputationScore: row.score,
-    totalReports: row.total,
-    verifiedReports: row.verified,
-    categoriesMask: row.mask,
-    lastCategoryBit: row.lastCategory ? categoryBit(row.lastCategory as Category) : -1,
-    firstSeenMs: row.firstSeen ?? Number.NaN,
-    lastSeenMs: row.lastSeen ?? Number.NaN,
-  };
+  return ReputationIndex.fromParts({ v4: RadixTree4.deserialize(v4.bytes), v6: RadixTree6.deserialize(v6.bytes), slots, columns }, thresholds);
 }
 
 /**

@@ -29,7 +29,8 @@ import { VERSION } from "../version";
 import { type Enrichment, openEnrichment } from "./enrichment";
 import type { Services } from "./services";
 import { contentHash, META, readMeta, SNAPSHOT_FORMAT_VERSION, SNAPSHOT_INDEXES, SNAPSHOT_SCHEMA } from "./snapshot-format";
-import { ADDRESS_ROW_COLUMNS, indexBlobs, indexLayout, recordOfRow, type AddressRow } from "./snapshot-index";
+import { indexBlobs, indexLayout } from "./snapshot-index";
+import { ADDRESS_ROW_COLUMNS, recordOfRow, type AddressRow } from "../store/address-rows";
 import {
   generateKeyPair,
   keyIdOf,

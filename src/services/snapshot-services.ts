@@ -106,10 +106,8 @@ export async function createSnapshotServices(options: SnapshotServiceOptions): P
   try {
     // A server reads the range tables now rather than on its first lookup.
     const enrichment = snapshot.enrichment();
-    // ThreatService prepares its detection query over `reports` when built; a snapshot has no reports, so an
-    // empty temporary table stands in (temporary objects live outside the read-only file). Detection never
-    // runs here: there is no scheduler. Listing reads the snapshot's `threats` table.
-    snapshot.store.sqlite.exec("CREATE TEMP TABLE IF NOT EXISTS reports (ip TEXT, category TEXT, created_at INTEGER, status TEXT)");
+    // Listing reads the snapshot's `threats` table; detection (which needs reports) never runs here: there is
+    // no scheduler, and ThreatService prepares its detection statements only on a first run.
     const threats = new ThreatService({
       store: snapshot.store,
       clock: snapshot.clock,

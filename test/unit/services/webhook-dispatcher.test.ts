@@ -386,6 +386,9 @@ describe("the background timer", () => {
     report(store, 1);
     d.nudge();
     await r.waitFor(1);
+    // The receiver has the request; the dispatcher records the answer a moment later (stop() would abandon an
+    // attempt still in flight, by design, so it goes out again after a restart).
+    for (let waited = 0; deliveriesOf()[0]?.status !== "delivered" && waited < 5000; waited += 10) await Bun.sleep(10);
 
     await d.stop();
     expect(d.running).toBe(false);

@@ -5,7 +5,8 @@
 // together are queued and written in ONE immediate transaction per batch (flushed on the next macrotask, or at
 // once when the batch is full); every promise settles only after that commit, and each is rejected for its own
 // errors (a duplicate, say) without failing the others. Each report's writes sit in a savepoint, so an unexpected
-// failure of one report rolls back only that report.
+// failure of one report rolls back only that report. Each address of a batch is rescored once, after its
+// reports, and each report's `ip.reported` event carries the address's confidence after the batch.
 
 import type { Category } from "../domain/categories";
 import { type Clock, isoTime } from "../domain/clock";
@@ -147,14 +148,18 @@ export class ReportService {
     const changes = new AddressChanges();
     try {
       inTransaction(this.store, () => {
+        const written: Written[] = [];
         for (let i = 0; i < batch.length; i++) {
           try {
-            outcomes[i] = this.write(batch[i], changes);
+            const w = this.write(batch[i]);
+            written.push(w);
+            outcomes[i] = w.accepted;
             ok[i] = true;
           } catch (error) {
             outcomes[i] = error;
           }
         }
+        this.rescoreAndAnnounce(written, changes);
       });
     } catch (error) {
       // The commit itself failed: nothing of the batch is stored, so every report fails with it.
@@ -177,8 +182,11 @@ export class ReportService {
     }
   }
 
-  /** One report inside the batch's transaction. Throws without writing anything when it is refused. */
-  private write(q: Queued, changes: AddressChanges): ReportAccepted {
+  /**
+   * One report inside the batch's transaction: the report, its first transition and its credit. Throws without
+   * writing anything when it is refused. The address is rescored once per batch, afterwards.
+   */
+  private write(q: Queued): Written {
     const { input, reporterId, atMs } = q;
     const ip = input.ip;
     const last = this.stmt.lastReportAt.get(reporterId, ip.text, atMs - DUPLICATE_WINDOW_MS)?.last ?? null;
@@ -192,24 +200,23 @@ export class ReportService {
       );
       this.stmt.insertTransition.run(reportId, atMs, reporterId, q.source);
       const creditBalance = this.ledger.record(reporterId, CREDITS_FOR_ACCEPTED_REPORT, "report_accepted", reportId, atMs, { accepted: 1 });
-      const record = this.scorer.rescore(ip, atMs);
-      enqueueEvent(
-        this.store,
-        "ip.reported",
-        { ip: ip.text, category: input.category, confidence: abuseConfidence(record?.reputationScore ?? 100), reporterId, reportId },
-        atMs,
-      );
       this.stmt.release.run();
-      changes.set(ip, record);
       return {
-        reportId: String(reportId),
-        ipAddress: ip.text,
+        ip,
+        reporterId,
+        reportId,
         category: input.category,
-        severity: input.severity,
-        status: "pending",
-        createdAt: isoTime(atMs),
-        creditsEarned: CREDITS_FOR_ACCEPTED_REPORT,
-        creditBalance,
+        atMs,
+        accepted: {
+          reportId: String(reportId),
+          ipAddress: ip.text,
+          category: input.category,
+          severity: input.severity,
+          status: "pending",
+          createdAt: isoTime(atMs),
+          creditsEarned: CREDITS_FOR_ACCEPTED_REPORT,
+          creditBalance,
+        },
       };
     } catch (error) {
       this.stmt.rollbackTo.run();
@@ -217,6 +224,43 @@ export class ReportService {
       throw error;
     }
   }
+
+  /**
+   * Rescores each address of the batch once (a busy address can hold thousands of counting reports, and a
+   * flood of reports about it arrives in the same batches), then writes each report's `ip.reported` event with
+   * the address's confidence after the batch.
+   */
+  private rescoreAndAnnounce(written: readonly Written[], changes: AddressChanges): void {
+    const latest = new Map<string, Written>();
+    for (const w of written) {
+      const seen = latest.get(w.ip.text);
+      if (seen === undefined || w.atMs > seen.atMs) latest.set(w.ip.text, w);
+    }
+    const confidence = new Map<string, number>();
+    for (const [text, w] of latest) {
+      const record = this.scorer.rescore(w.ip, w.atMs);
+      changes.set(w.ip, record);
+      confidence.set(text, abuseConfidence(record?.reputationScore ?? 100));
+    }
+    for (const w of written) {
+      enqueueEvent(
+        this.store,
+        "ip.reported",
+        { ip: w.ip.text, category: w.category, confidence: confidence.get(w.ip.text)!, reporterId: w.reporterId, reportId: w.reportId },
+        w.atMs,
+      );
+    }
+  }
+}
+
+/** A report written in the current batch, waiting for its address's rescore and its event. */
+interface Written {
+  ip: Ip;
+  reporterId: number;
+  reportId: number;
+  category: Category;
+  atMs: number;
+  accepted: ReportAccepted;
 }
 
 /** 429 duplicate_report with Retry-After: whole seconds until the 15 minutes have passed (at least 1). */

@@ -253,7 +253,9 @@ describe("group commit", () => {
     expect(f.reports.stats.batches).toBe(1);
     // Σw = 3 × 0.6 = 1.8: round(100 × e^(−1.2)) = 30
     expect(indexed(f.index, "203.0.113.40")).toMatchObject({ reputationScore: 30, totalReports: 3 });
-    expect(outboxData(f.store, "ip.reported").map((d) => d.confidence)).toEqual([33, 55, 70]);
+    // The address is rescored once per batch; the reports commit together, so each event carries the
+    // confidence after the batch.
+    expect(outboxData(f.store, "ip.reported").map((d) => d.confidence)).toEqual([70, 70, 70]);
     expect(f.announced).toEqual(["203.0.113.40"]);
   });
 

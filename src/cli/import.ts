@@ -66,7 +66,7 @@ async function importReportsCommand(argv: string[]): Promise<number> {
   const file = args.positionals[0];
   const text = file === "-" ? await Bun.stdin.text() : await readFile(file);
 
-  const store = openStore(config.dataDir);
+  const store = openStore(config.dataDir, { sync: config.syncMode });
   try {
     const user = store.sqlite
       .query<{ id: number }, [string]>("SELECT id FROM users WHERE lower(email) = lower(?)")

@@ -44,7 +44,7 @@ export const jobsCommand: Command = {
     }
     const json = hasSwitch(args, "--json");
     const config = resolveConfig(args.flags);
-    const store = openStore(config.dataDir);
+    const store = openStore(config.dataDir, { sync: config.syncMode });
     try {
       const services = await createServices({ config, clock: systemClock, store, webhookDispatcher: { autoStart: false } });
       try {

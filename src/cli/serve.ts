@@ -32,7 +32,7 @@ export const serveCommand: Command = {
     if (config.snapshot !== null) {
       services = await createSnapshotServices({ config, clock: systemClock });
     } else {
-      services = await createServices({ config, clock: systemClock, store: openStore(config.dataDir) });
+      services = await createServices({ config, clock: systemClock, store: openStore(config.dataDir, { sync: config.syncMode }) });
       await ensureInitialAdmin(services, config);
     }
     const store = services.store;

@@ -69,7 +69,7 @@ async function exportCommand(argv: string[]): Promise<number> {
     import("node:fs"),
   ]);
   if (!existsSync(databasePath(config.dataDir))) throw new AppError("not_found", `no database in ${config.dataDir} (give --data-dir)`);
-  const store = openStore(config.dataDir);
+  const store = openStore(config.dataDir, { sync: config.syncMode });
   try {
     const enrichment = await openEnrichment({ dataDir: config.dataDir });
     const result = await exportSnapshot({

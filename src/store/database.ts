@@ -25,12 +25,18 @@ export function databasePath(dataDir: string): string {
   return join(dataDir, DATABASE_FILE);
 }
 
-export function openStore(dataDir: string, options: { readonly?: boolean } = {}): Store {
+export interface StoreOptions {
+  readonly?: boolean;
+  /** `full` (default): a commit survives power loss. `normal`: it survives a process crash only. */
+  sync?: "full" | "normal";
+}
+
+export function openStore(dataDir: string, options: StoreOptions = {}): Store {
   // The directory holds the JWT secret and the first credentials: only its owner may read it.
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const path = databasePath(dataDir);
   const sqlite = new Database(path, options.readonly ? { readonly: true } : { create: true, readwrite: true });
-  applyPragmas(sqlite, options.readonly ?? false);
+  applyPragmas(sqlite, options.readonly ?? false, options.sync ?? "full");
   const db = drizzle({ client: sqlite, schema }) as Db;
   if (!options.readonly) migrate(db, sqlite);
   return { db, sqlite, path, close: () => sqlite.close() };
@@ -39,19 +45,19 @@ export function openStore(dataDir: string, options: { readonly?: boolean } = {})
 /** An in-memory store for tests that need no file. */
 export function openMemoryStore(): Store {
   const sqlite = new Database(":memory:");
-  applyPragmas(sqlite, false);
+  applyPragmas(sqlite, false, "normal");
   const db = drizzle({ client: sqlite, schema }) as Db;
   migrate(db, sqlite);
   return { db, sqlite, path: ":memory:", close: () => sqlite.close() };
 }
 
-function applyPragmas(sqlite: Database, readonly: boolean): void {
+function applyPragmas(sqlite: Database, readonly: boolean, sync: "full" | "normal"): void {
   sqlite.exec("PRAGMA busy_timeout = 5000");
   if (!readonly) {
     sqlite.exec("PRAGMA journal_mode = WAL");
     // NORMAL in WAL mode keeps every commit atomic and durable against a process crash; only an OS crash or
-    // power loss can lose the last transactions. FULL also survives that: appliances lose power.
-    sqlite.exec("PRAGMA synchronous = FULL");
+    // power loss can lose the last transactions. FULL (the default) also survives that: appliances lose power.
+    sqlite.exec(`PRAGMA synchronous = ${sync === "normal" ? "NORMAL" : "FULL"}`);
   }
   sqlite.exec("PRAGMA foreign_keys = ON");
 }

@@ -46,7 +46,7 @@ export async function createHarness(overrides: Partial<Config> = {}, options: Ha
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "abuse-intel-test-"));
   const config: Config = { ...defaultConfig(), dataDir, jwtSecret: "test-secret-test-secret-test-secret-0123", syncMode: "normal", ...overrides };
   const clock = options.clock ?? new ManualClock();
-  const store = openStore(dataDir);
+  const store = openStore(dataDir, { sync: config.syncMode });
   const services = await createServices({ config, clock, store });
   const app = createApp(services);
   return {

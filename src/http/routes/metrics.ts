@@ -26,6 +26,14 @@ interface Timed {
 export function requestMetrics(services: Services) {
   const counters = metricsOf(services).requests;
   const elapsed = (c: Timed) => (performance.now() - (c.startedAt as number)) / 1000;
+  // `--access-log`: one line per request on stderr, written from the same hooks (nothing at all when off).
+  const log = services.config.accessLog
+    ? (c: Timed, status: number, seconds: number) => {
+        const url = c.request.url;
+        const path = url.slice(url.indexOf("/", url.indexOf("//") + 2));
+        process.stderr.write(`${new Date().toISOString()} ${c.request.method} ${path} ${status} ${(seconds * 1000).toFixed(1)}ms\n`);
+      }
+    : null;
   return new Elysia()
     .onRequest((c) => {
       (c as unknown as Timed).startedAt = performance.now();
@@ -35,13 +43,17 @@ export function requestMetrics(services: Services) {
       const value = c.responseValue;
       // A handler that builds its own Response (blocklists, /metrics) carries its status there, not in `set`.
       const status = value instanceof Response ? value.status : typeof c.set.status === "number" ? c.set.status : 200;
-      counters.record(c.request.method, c.route, status, elapsed(c));
+      const seconds = elapsed(c);
+      counters.record(c.request.method, c.route, status, seconds);
+      log?.(c, status, seconds);
     })
     .onError({ as: "global" }, (context) => {
       const c = context as unknown as Timed & { code: string | number; error: unknown };
       const error = toAppError(c.code, c.error);
       counters.recordError(error.errorCode);
-      counters.record(c.request.method, c.route, error.status, elapsed(c));
+      const seconds = elapsed(c);
+      counters.record(c.request.method, c.route, error.status, seconds);
+      log?.(c, error.status, seconds);
     });
 }
 

@@ -1,0 +1,56 @@
+// Options an operator sets that change how the server runs rather than what it answers: the SQLite durability
+// mode (--sync) and the access log (--access-log).
+
+import { afterEach, describe, expect, spyOn, test } from "bun:test";
+import { addUser } from "../support/accounts";
+import { createHarness, type Harness } from "../support/harness";
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+describe("--sync", () => {
+  test.each([
+    ["full", 2],
+    ["normal", 1],
+  ] as const)("%s sets PRAGMA synchronous to %d", async (syncMode, level) => {
+    h = await createHarness({ syncMode });
+    expect(h.store.sqlite.query("PRAGMA synchronous").get()).toEqual({ synchronous: level });
+  });
+});
+
+describe("--access-log", () => {
+  test("one line per request on stderr with method, path, status and duration", async () => {
+    h = await createHarness({ accessLog: true });
+    const user = await addUser(h, { tier: "enterprise" });
+    const written: string[] = [];
+    const spy = spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    });
+    try {
+      await h.call("GET", "/v1/ip/8.8.8.8/reputation", { headers: user.apiKey });
+      await h.call("GET", "/v1/ip/not-an-ip/reputation", { headers: user.apiKey });
+    } finally {
+      spy.mockRestore();
+    }
+    const lines = written.filter((l) => l.includes(" /v1/ip/"));
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z GET \/v1\/ip\/8\.8\.8\.8\/reputation 200 \d+\.\dms\n$/);
+    expect(lines[1]).toMatch(/ GET \/v1\/ip\/not-an-ip\/reputation 400 /);
+  });
+
+  test("off by default: nothing is written", async () => {
+    h = await createHarness();
+    const user = await addUser(h, { tier: "enterprise" });
+    const spy = spyOn(process.stderr, "write");
+    try {
+      await h.call("GET", "/v1/ip/8.8.8.8/reputation", { headers: user.apiKey });
+      expect(spy.mock.calls.filter((c) => String(c[0]).includes("/v1/ip/"))).toHaveLength(0);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});

@@ -2,6 +2,7 @@
 // Parsed and validated once, at the edge; the rest of the program receives a typed Config.
 
 import { AppError } from "./domain/errors";
+import { resolveScoringParameters, type ScoringParameterOverrides, type ScoringParameters } from "./domain/scoring";
 
 export interface Config {
   host: string;
@@ -21,6 +22,8 @@ export interface Config {
   retentionDays: number;
   /** Scoring half-life in days (contract 5.7). */
   halfLifeDays: number;
+  /** Further scoring overrides (weights, caps, scale, risk thresholds), as JSON (contract 5.7). */
+  scoring: ScoringParameterOverrides;
   /** Croner patterns by job name; unset ones use the job's default. */
   schedules: Record<string, string>;
   /** `full` (default: survives power loss) or `normal` (survives a process crash). */
@@ -57,6 +60,21 @@ const asSyncMode = (raw: string, name: string) => {
   if (v !== "full" && v !== "normal") throw configError(`${name} must be "full" or "normal", got "${raw}"`);
   return v;
 };
+const asScoring = (raw: string, name: string) => {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw configError(`${name} must be a JSON object, e.g. {"perReporterCap":2,"riskThresholds":{"low":85}}`);
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw configError(`${name} must be a JSON object`);
+  try {
+    resolveScoringParameters(parsed as ScoringParameterOverrides);
+  } catch (error) {
+    throw configError(`${name}: ${(error as Error).message}`);
+  }
+  return parsed;
+};
 const asBoolean = (raw: string) => raw !== "0" && raw.toLowerCase() !== "false" && raw !== "";
 
 export const OPTIONS: OptionSpec[] = [
@@ -72,6 +90,7 @@ export const OPTIONS: OptionSpec[] = [
   { key: "apiKeys", flag: "--api-key", env: "ABUSE_INTEL_API_KEYS", help: "API key accepted by a snapshot server (repeatable; env: comma-separated)", parse: asString, repeatable: true },
   { key: "retentionDays", flag: "--retention-days", env: "ABUSE_INTEL_RETENTION_DAYS", help: "days a report counts before it expires (default 365)", parse: asPositiveNumber },
   { key: "halfLifeDays", flag: "--half-life-days", env: "ABUSE_INTEL_HALF_LIFE_DAYS", help: "half-life of a report's weight in days (default 30)", parse: asPositiveNumber },
+  { key: "scoring", flag: "--scoring", env: "ABUSE_INTEL_SCORING", help: "scoring overrides as JSON: severityWeights, verifiedMultiplier, perReporterCap, scale, riskThresholds", parse: asScoring },
   { key: "syncMode", flag: "--sync", env: "ABUSE_INTEL_SYNC", help: "SQLite synchronous mode: full (default) or normal", parse: asSyncMode },
   { key: "accessLog", flag: "--access-log", env: "ABUSE_INTEL_ACCESS_LOG", help: "log every request to stderr", parse: asBoolean, boolean: true },
   { key: "metricsToken", flag: "--metrics-token", env: "ABUSE_INTEL_METRICS_TOKEN", help: "require Authorization: Bearer TOKEN on GET /metrics (default: open)", parse: asString },
@@ -93,6 +112,7 @@ export function defaultConfig(): Config {
     apiKeys: [],
     retentionDays: 365,
     halfLifeDays: 30,
+    scoring: {},
     schedules: {},
     syncMode: "full",
     accessLog: false,
@@ -135,4 +155,9 @@ export function resolveConfig(flags: Map<string, string[]>, env: Record<string, 
   }
   config.schedules = schedules;
   return config as unknown as Config;
+}
+
+/** The scoring parameters in force: --scoring overrides, then --half-life-days and --retention-days. */
+export function scoringParametersOf(config: Pick<Config, "scoring" | "retentionDays" | "halfLifeDays">): ScoringParameters {
+  return resolveScoringParameters({ ...config.scoring, retentionDays: config.retentionDays, halfLifeDays: config.halfLifeDays });
 }

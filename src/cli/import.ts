@@ -2,10 +2,10 @@
 // AbuseIPDB bulk-report CSV (see src/services/report-import.ts for what is read and how). A running server on the
 // same data directory notices the commit and picks the changes up by itself.
 
-import { OPTIONS, resolveConfig } from "../config";
+import { OPTIONS, resolveConfig, scoringParametersOf } from "../config";
 import { systemClock } from "../domain/clock";
 import { AppError } from "../domain/errors";
-import { isSeverity, resolveScoringParameters, type Severity } from "../domain/scoring";
+import { isSeverity, type Severity } from "../domain/scoring";
 import { createAddressScorer } from "../services/address-scorer";
 import { importReports, parseReportCsv } from "../services/report-import";
 import { openStore } from "../store/database";
@@ -61,7 +61,7 @@ async function importReportsCommand(argv: string[]): Promise<number> {
     severity = n;
   }
   const config = resolveConfig(args.flags);
-  const params = resolveScoringParameters({ retentionDays: config.retentionDays, halfLifeDays: config.halfLifeDays });
+  const params = scoringParametersOf(config);
 
   const file = args.positionals[0];
   const text = file === "-" ? await Bun.stdin.text() : await readFile(file);

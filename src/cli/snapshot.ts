@@ -1,7 +1,7 @@
 // `abuse-intel snapshot export|info|verify|keygen` (contract section 8). The work lives in
 // src/services/snapshots.ts, loaded when a subcommand runs so the command table stays cheap to load.
 
-import { resolveConfig } from "../config";
+import { resolveConfig, scoringParametersOf } from "../config";
 import { AppError } from "../domain/errors";
 import { flag, hasSwitch, parseArgs } from "./args";
 import { DATA_DIR_HELP, type Command } from "./command";
@@ -61,10 +61,9 @@ async function exportCommand(argv: string[]): Promise<number> {
   const out = flag(args, "--out");
   if (out === undefined) throw new AppError("bad_request", "snapshot export needs --out FILE");
   const config = resolveConfig(args.flags);
-  const [{ exportSnapshot }, { openEnrichment }, { scoringOf }, { databasePath, openStore }, { existsSync }] = await Promise.all([
+  const [{ exportSnapshot }, { openEnrichment }, { databasePath, openStore }, { existsSync }] = await Promise.all([
     import("../services/snapshots"),
     import("../services/enrichment"),
-    import("../services/snapshot-sources"),
     import("../store/database"),
     import("node:fs"),
   ]);
@@ -75,7 +74,7 @@ async function exportCommand(argv: string[]): Promise<number> {
     const result = await exportSnapshot({
       store,
       enrichment,
-      scoring: scoringOf(config),
+      scoring: scoringParametersOf(config),
       out,
       signKey: flag(args, "--sign-key"),
       nowMs: Date.now(),

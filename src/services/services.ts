@@ -3,7 +3,7 @@
 // its own singletons.
 
 import { type Clock, systemClock } from "../domain/clock";
-import type { Config } from "../config";
+import { type Config, scoringParametersOf } from "../config";
 import type { Store } from "../store/database";
 import { type DispatcherOptions, WebhookDispatcher } from "./webhook-dispatcher";
 import { WebhookService } from "./webhooks";
@@ -13,7 +13,7 @@ import { ChangeWatcher } from "./change-watcher";
 import { Credentials, loadJwtSecret } from "./credentials";
 import { LoginThrottle } from "./login-throttle";
 import { RATE_FLUSH_INTERVAL_MS, RateLimiter } from "./rate-limiter";
-import { resolveScoringParameters, type ScoringParameters } from "../domain/scoring";
+import type { ScoringParameters } from "../domain/scoring";
 import { type AddressScorer, createAddressScorer } from "./address-scorer";
 import { AddressChangePublisher } from "./address-changes";
 import { ReportService } from "./reports";
@@ -134,7 +134,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   const webhooks = new WebhookService({ store, clock, onEventQueued: () => webhookDispatcher.nudge() });
   if (options.webhookDispatcher?.autoStart ?? (clock === systemClock && config.snapshot === null)) webhookDispatcher.start();
   stoppers.push(() => webhookDispatcher.stop());
-  const scoring = resolveScoringParameters({ retentionDays: config.retentionDays, halfLifeDays: config.halfLifeDays });
+  const scoring = scoringParametersOf(config);
   const scorer = createAddressScorer(store, scoring);
   const enrichment = await openEnrichment({ dataDir: config.dataDir, mmdbPath: config.geoMmdb });
   for (const warning of enrichment.warnings) console.error(`enrichment: ${warning}`);

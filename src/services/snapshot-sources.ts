@@ -11,7 +11,7 @@ import type { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
 import type { Category } from "../domain/categories";
 import { type Clock, systemClock } from "../domain/clock";
-import type { Config } from "../config";
+import { type Config, scoringParametersOf } from "../config";
 import { AppError } from "../domain/errors";
 import { tryParseCidr, type Ip } from "../domain/ip";
 import {
@@ -210,11 +210,6 @@ export function createComputingScorer(store: Store, params: ScoringParameters): 
   };
 }
 
-/** The scoring parameters a server on this configuration uses. */
-export function scoringOf(config: Pick<Config, "retentionDays" | "halfLifeDays">): ScoringParameters {
-  return resolveScoringParameters({ retentionDays: config.retentionDays, halfLifeDays: config.halfLifeDays });
-}
-
 /**
  * The local data directory, read-only, answering as a server on it would: the index built from `addresses`,
  * the enrichment (built-in, imported, and --geo-mmdb) loaded only when `needGeo`.
@@ -226,7 +221,7 @@ export async function openDataDirectory(config: Config, options: { needGeo: bool
   const store = openStore(config.dataDir, { readonly: true });
   try {
     const clock = options.clock ?? systemClock;
-    const scoring = scoringOf(config);
+    const scoring = scoringParametersOf(config);
     const index = options.only !== undefined ? indexOfAddresses(store.sqlite, options.only, scoring.riskThresholds) : IndexSync.build(store, scoring.riskThresholds).index;
     const allowlist = createAllowlist(store, clock);
     const geo: GeoLookup = options.needGeo

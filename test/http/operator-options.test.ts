@@ -54,3 +54,22 @@ describe("--access-log", () => {
     }
   });
 });
+
+describe("--scoring", () => {
+  test("overrides reach the scores and GET /v1/scoring", async () => {
+    h = await createHarness({ scoring: { perReporterCap: 0.5, riskThresholds: { low: 90 } } });
+    const user = await addUser(h, { tier: "enterprise" });
+    const scoring = await (await h.call("GET", "/v1/scoring", { headers: user.apiKey })).json();
+    expect((scoring as { data: Record<string, unknown> }).data).toMatchObject({ perReporterCap: 0.5, riskThresholds: { low: 90, medium: 50, high: 20 } });
+    await h.call("POST", "/v1/ip/report", { headers: user.jwt, json: { ipAddress: "198.51.100.9", category: "SSH", description: "", severity: 5 } });
+    const data = ((await (await h.call("GET", "/v1/ip/198.51.100.9/reputation", { headers: user.apiKey })).json()) as { data: Record<string, unknown> }).data;
+    // One report of weight 1.0, capped at 0.5: round(100 × e^(−0.5/1.5)) = 72, MEDIUM under a LOW threshold of 90.
+    expect(data).toMatchObject({ reputationScore: 72, riskLevel: "MEDIUM" });
+  });
+
+  test("a bad value is refused when the configuration is read", async () => {
+    const { resolveConfig } = await import("../../src/config");
+    expect(() => resolveConfig(new Map([["--scoring", ['{"perReporterCap":-1}']]]))).toThrow(/--scoring/);
+    expect(() => resolveConfig(new Map(), { ABUSE_INTEL_SCORING: "not json" })).toThrow(/ABUSE_INTEL_SCORING must be a JSON object/);
+  });
+});

@@ -15,7 +15,7 @@ export class IndexSync {
   private readonly pruneLog;
 
   constructor(
-    private readonly store: Store,
+    store: Store,
     readonly index: ReputationIndex,
   ) {
     this.selectChanges = store.sqlite.prepare<{ seq: number; ip: string }, [number]>(

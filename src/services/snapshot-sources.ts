@@ -9,26 +9,16 @@
 
 import type { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
-import type { Category } from "../domain/categories";
 import { type Clock, systemClock } from "../domain/clock";
 import { type Config, scoringParametersOf } from "../config";
 import { AppError } from "../domain/errors";
 import { tryParseCidr, type Ip } from "../domain/ip";
-import {
-  resolveScoringParameters,
-  retentionCutoffMs,
-  scoreReports,
-  type ReportStatus,
-  type ScoringParameters,
-  type ScoringParameterOverrides,
-  type Severity,
-} from "../domain/scoring";
-import { categoryBit } from "../domain/categories";
+import { resolveScoringParameters, type ScoringParameters, type ScoringParameterOverrides } from "../domain/scoring";
 import { CidrSet } from "../index/cidr-set";
 import { RangeTable } from "../index/range-table";
 import type { ReputationIndex } from "../index/reputation-index";
 import { databasePath, openStore, type Db, type Store } from "../store/database";
-import type { AddressScorer } from "./address-scorer";
+import { type AddressScorer, createAddressScorer } from "./address-scorer";
 import { type Allowlist, type AllowlistEntry, createAllowlist } from "./allowlist";
 import { Enrichment, MmdbSource, openEnrichment, type NamedTable } from "./enrichment";
 import { IndexSync } from "./index-sync";
@@ -180,34 +170,7 @@ export function openSnapshot(file: string, options: OpenSnapshotOptions = {}): O
  * writing it: the data directory is opened read-only.
  */
 export function createComputingScorer(store: Store, params: ScoringParameters): AddressScorer {
-  const select = store.sqlite.prepare<
-    { id: number; reporterId: number; severity: number; createdAtMs: number; status: string; category: string },
-    [string, number]
-  >(
-    `SELECT id, reporter_id AS reporterId, severity, created_at AS createdAtMs, status, category
-       FROM reports WHERE ip = ? AND status IN ('pending', 'verified') AND created_at >= ?`,
-  );
-  return {
-    rescore(ip, nowMs) {
-      const reports = select.all(ip.text, retentionCutoffMs(nowMs, params)).map((r) => ({
-        ...r,
-        severity: r.severity as Severity,
-        status: r.status as ReportStatus,
-        category: r.category as Category,
-      }));
-      const score = scoreReports(reports, nowMs, params);
-      if (score.totalReports === 0) return null;
-      return {
-        reputationScore: score.reputationScore,
-        totalReports: score.totalReports,
-        verifiedReports: score.verifiedReports,
-        categoriesMask: score.categoriesMask,
-        lastCategoryBit: score.lastCategory ? categoryBit(score.lastCategory) : -1,
-        firstSeenMs: score.firstSeenMs ?? Number.NaN,
-        lastSeenMs: score.lastSeenMs ?? Number.NaN,
-      };
-    },
-  };
+  return createAddressScorer(store, params, { persist: false });
 }
 
 /**

@@ -12,16 +12,13 @@ import { Database } from "bun:sqlite";
 import { randomBytes, randomUUID, type KeyObject } from "node:crypto";
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import type { Category } from "../domain/categories";
 import { AppError } from "../domain/errors";
 import { parseIp } from "../domain/ip";
 import {
   DEFAULT_SCORING_PARAMETERS,
   retentionCutoffMs,
   scoreReports,
-  type ReportStatus,
   type ScoringParameters,
-  type Severity,
 } from "../domain/scoring";
 import { ReputationIndex } from "../index/reputation-index";
 import type { Store } from "../store/database";
@@ -30,6 +27,7 @@ import { type Enrichment, openEnrichment } from "./enrichment";
 import type { Services } from "./services";
 import { contentHash, META, readMeta, SNAPSHOT_FORMAT_VERSION, SNAPSHOT_INDEXES, SNAPSHOT_SCHEMA } from "./snapshot-format";
 import { indexBlobs, indexLayout } from "./snapshot-index";
+import { countingReportsSql, scoredReportOf, type CountingReportRow } from "./address-scorer";
 import { ADDRESS_ROW_COLUMNS, recordOfRow, type AddressRow } from "../store/address-rows";
 import {
   generateKeyPair,
@@ -103,14 +101,6 @@ export function instanceIdOf(store: Store): string {
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-interface ReportRow {
-  id: number;
-  reporterId: number;
-  severity: number;
-  createdAtMs: number;
-  status: string;
-  category: string;
-}
 
 export async function exportSnapshot(options: ExportOptions): Promise<ExportResult> {
   const started = performance.now();
@@ -253,10 +243,7 @@ async function copyContent(db: Database, scoring: ScoringParameters, nowMs: numb
   const cutoff = retentionCutoffMs(nowMs, scoring);
   const expired = db.prepare<AddressRow, [number]>(`SELECT ${ADDRESS_ROW_COLUMNS} FROM main.addresses WHERE first_seen < ?`).all(cutoff);
   if (expired.length > 0) {
-    const reportsOf = db.prepare<ReportRow, [string, number]>(
-      `SELECT id, reporter_id AS reporterId, severity, created_at AS createdAtMs, status, category
-         FROM src.reports WHERE ip = ? AND status IN ('pending', 'verified') AND created_at >= ?`,
-    );
+    const reportsOf = db.prepare<CountingReportRow, [string, number]>(countingReportsSql("src.reports"));
     const update = db.prepare(
       `UPDATE main.addresses SET reputation_score = ?, total_reports = ?, verified_reports = ?, categories_mask = ?, last_category = ?,
                                  first_seen = ?, last_seen = ?, scored_at = ? WHERE ip = ?`,
@@ -289,19 +276,8 @@ async function copyContent(db: Database, scoring: ScoringParameters, nowMs: numb
 }
 
 /** The row as scoring gives it at `nowMs` from its counting reports; null when none counts any more. */
-function rescoreAt(reports: ReportRow[], row: AddressRow, nowMs: number, scoring: ScoringParameters): (AddressRow & { scoredAt: number }) | null {
-  const score = scoreReports(
-    reports.map((r) => ({
-      id: r.id,
-      reporterId: r.reporterId,
-      severity: r.severity as Severity,
-      createdAtMs: r.createdAtMs,
-      status: r.status as ReportStatus,
-      category: r.category as Category,
-    })),
-    nowMs,
-    scoring,
-  );
+function rescoreAt(reports: CountingReportRow[], row: AddressRow, nowMs: number, scoring: ScoringParameters): (AddressRow & { scoredAt: number }) | null {
+  const score = scoreReports(reports.map(scoredReportOf), nowMs, scoring);
   if (score.totalReports === 0) return null;
   return {
     ...row,

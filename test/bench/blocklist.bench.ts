@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { formatIpv4, ipv4FromNumber } from "../../src/domain/ip.ts";
 import { addUser } from "../support/accounts.ts";
 import { createHarness } from "../support/harness.ts";
+import { rng } from "../support/random";
 
 const argAt = process.argv.indexOf("--entries");
 const N = argAt > 0 ? Number(process.argv[argAt + 1]) : 1_000_000;
@@ -27,17 +28,6 @@ const fmt = (x: number, digits = 1) => x.toFixed(digits);
 const verdict = (ok: boolean) => (ok ? "PASS" : "FAIL");
 const results: [string, boolean][] = [];
 const ms = (start: number) => performance.now() - start;
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
 
 // Addresses: 70 % scattered over the public space, 30 % in runs of 1..64 neighbours (as scanners in one hosting
 // range are), so that aggregation has blocks to build.

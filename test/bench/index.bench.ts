@@ -12,6 +12,7 @@ import { Reader } from "mmdb-lib";
 import { aggregateSortedIpv4 } from "../../src/domain/aggregate.ts";
 import { formatIpv4, formatIpv6, tryParseIp, tryParseIpv4Value } from "../../src/domain/ip.ts";
 import { RadixTree4, RadixTree6 } from "../../src/index/radix.ts";
+import { rng } from "../support/random";
 
 const argIndex = process.argv.indexOf("--entries");
 const N = argIndex > 0 ? Number(process.argv[argIndex + 1]) : 1_000_000;
@@ -33,17 +34,6 @@ if (process.argv.includes("--memory-child")) {
 }
 const QUERIES = 2_000_000;
 const ROUNDS = 3;
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
 
 function ms(start: number): number {
   return performance.now() - start;

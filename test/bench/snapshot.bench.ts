@@ -19,6 +19,7 @@ import { openEnrichment } from "../../src/services/enrichment.ts";
 import { openSnapshot } from "../../src/services/snapshot-sources.ts";
 import { exportSnapshot, verifySnapshot } from "../../src/services/snapshots.ts";
 import { openStore } from "../../src/store/database.ts";
+import { rng } from "../support/random";
 
 const arg = (name: string) => {
   const i = process.argv.indexOf(name);
@@ -34,17 +35,6 @@ const dir = arg("--keep") ?? mkdtempSync(join(tmpdir(), "abuse-intel-snapbench-"
 const results: [string, boolean][] = [];
 const fmt = (x: number, digits = 1) => x.toFixed(digits);
 const mib = (bytes: number) => `${fmt(bytes / 1024 / 1024)} MiB`;
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
 
 // ---------------------------------------------------------------------------------------------------------
 // The store: N addresses written straight into `addresses`.

@@ -11,17 +11,7 @@ import {
   emitIpv4Range,
 } from "../../../src/domain/aggregate.ts";
 import { type Cidr, type Ip, compareIp, formatIpv4, formatIpv6, parseCidr, parseIp } from "../../../src/domain/ip.ts";
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
+import { rng } from "../../support/random";
 
 const UNIVERSE_BITS = 12;
 const UNIVERSE = 1 << UNIVERSE_BITS;

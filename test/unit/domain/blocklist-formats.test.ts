@@ -23,6 +23,7 @@ import { BLOCKLIST_FORMATS, type BlocklistFormat, blocklistFilters, filtersKey, 
 import { maskOf } from "../../../src/domain/categories.ts";
 import { AppError } from "../../../src/domain/errors.ts";
 import { formatIpv4, formatIpv6, parseCidr, parseIp, type Ipv6 } from "../../../src/domain/ip.ts";
+import { rng } from "../../support/random";
 
 const T1 = Date.parse("2026-11-20T10:00:00.000Z");
 const T2 = Date.parse("2026-11-21T07:59:59.123Z");
@@ -178,17 +179,6 @@ describe("exact bodies on crafted entries", () => {
 
 // ---------------------------------------------------------------------------------------------------------
 // Chunking and byte writing
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
 
 /** Random distinct entries in blocklist order: IPv4 addresses, then IPv6 addresses. */
 function randomEntries(r: () => number, n4: number, n6: number): BlocklistEntry[] {

@@ -4,18 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import { IpRadixTree, NOT_FOUND, RadixTree4, RadixTree6 } from "../../../src/index/radix.ts";
 import { parseCidr, parseIp } from "../../../src/domain/ip.ts";
-
-/** A small seeded generator (mulberry32), so a failure can be replayed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rngUnit as rng } from "../../support/random";
 
 const mask4 = (len: number) => (len === 0 ? 0 : (0xffffffff << (32 - len)) >>> 0);
 const hex8 = (v: number) => v.toString(16).padStart(8, "0");

@@ -195,7 +195,10 @@ export class WebhookDispatcher {
         .all(this.options.fanOutBatch);
       if (rows.length === 0) return { events: 0, deliveries: 0 };
       const subscriptions = sqlite
-        .query<{ id: number; events: string }, []>("SELECT id, events FROM webhooks WHERE active = 1 ORDER BY id")
+        .query<{ id: number; events: string }, []>(// A disabled account's subscriptions get nothing: all of its credentials are refused, and its
+        // webhooks must not keep leaking events to it.
+        `SELECT w.id, w.events FROM webhooks w JOIN users u ON u.id = w.user_id
+          WHERE w.active = 1 AND u.disabled = 0 ORDER BY w.id`)
         .all()
         .map((s) => ({ id: s.id, events: new Set(JSON.parse(s.events) as string[]) }));
       const insert = sqlite.query(
@@ -287,8 +290,8 @@ export class WebhookDispatcher {
         .query<DueDelivery, [number, string, string, number]>(
           `SELECT d.id AS rowId, d.delivery_id AS deliveryId, d.webhook_id AS webhookId, d.event AS event, d.body AS body,
                   d.attempts AS attempts, w.url AS url, w.secret AS secret
-             FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-            WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND w.active = 1
+             FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN users u ON u.id = w.user_id
+            WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND w.active = 1 AND u.disabled = 0
               AND d.id NOT IN (SELECT value FROM json_each(?))
               AND d.webhook_id NOT IN (SELECT value FROM json_each(?))
             ORDER BY d.next_attempt_at, d.id

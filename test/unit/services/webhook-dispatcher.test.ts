@@ -145,6 +145,24 @@ describe("fan-out", () => {
     expect(new Set(r.requests.map((q) => q.headers.get("x-webhook-delivery")))).toEqual(new Set(rows.map((d) => d.deliveryId)));
   });
 
+  test("a disabled account's subscriptions get nothing while it is disabled", async () => {
+    const r = receiver();
+    const alice = addUser(store, "alice@example.com");
+    const mallory = addUser(store, "mallory@example.com");
+    webhooks.create(alice, { url: `${r.url}/alice`, events: ["ip.reported"], secret: SECRET });
+    webhooks.create(mallory, { url: `${r.url}/mallory`, events: ["ip.reported"], secret: SECRET });
+    const who = () => r.requests.map((q) => q.path.split("/").at(-1)).sort();
+
+    report(store, 1);
+    await dispatcher().tick();
+    expect(who()).toEqual(["alice", "mallory"]);
+
+    store.db.update(users).set({ disabled: true }).where(eq(users.id, mallory)).run();
+    report(store, 2);
+    await dispatcher().tick();
+    expect(who()).toEqual(["alice", "alice", "mallory"]);
+  });
+
   test("a ping goes to its subscription only, whatever the others subscribed to", async () => {
     const r = receiver();
     const user = addUser(store, "a@example.com");

@@ -2,7 +2,7 @@
 
 import { OPTIONS, resolveConfig } from "../config";
 import { systemClock } from "../domain/clock";
-import { openStore } from "../store/database";
+import { openStore, SERVER_BUSY_TIMEOUT_MS } from "../store/database";
 import { createServices, type Services } from "../services/services";
 import { createSnapshotServices } from "../services/snapshot-services";
 import { ensureInitialAdmin } from "../services/accounts";
@@ -32,7 +32,7 @@ export const serveCommand: Command = {
     if (config.snapshot !== null) {
       services = await createSnapshotServices({ config, clock: systemClock });
     } else {
-      services = await createServices({ config, clock: systemClock, store: openStore(config.dataDir, { sync: config.syncMode }) });
+      services = await createServices({ config, clock: systemClock, store: openStore(config.dataDir, { sync: config.syncMode, busyTimeoutMs: SERVER_BUSY_TIMEOUT_MS }) });
       await ensureInitialAdmin(services, config);
     }
     const store = services.store;

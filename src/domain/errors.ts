@@ -13,6 +13,7 @@ export type ErrorCode =
   | "rate_limited"
   | "duplicate_report"
   | "internal_error"
+  | "busy"
   | "read_only";
 
 export const STATUS_OF_CODE: Record<ErrorCode, number> = {
@@ -27,6 +28,7 @@ export const STATUS_OF_CODE: Record<ErrorCode, number> = {
   rate_limited: 429,
   duplicate_report: 429,
   internal_error: 500,
+  busy: 503,
   read_only: 503,
 };
 

@@ -14,7 +14,7 @@ import { AppError } from "../domain/errors";
 import type { Ip } from "../domain/ip";
 import type { ReportInput } from "../domain/report-input";
 import { abuseConfidence, type Severity } from "../domain/scoring";
-import { inTransaction, type Store } from "../store/database";
+import { busyError, inTransaction, isBusyError, type Store } from "../store/database";
 import { AddressChanges, type AddressChangeListener, AddressChangePublisher } from "./address-changes";
 import type { AddressScorer } from "./address-scorer";
 import { CREDITS_FOR_ACCEPTED_REPORT, CreditLedger } from "./credits";
@@ -54,6 +54,8 @@ export interface ReportServiceDeps {
   /** Called after a commit that queued webhook events (the composition nudges the dispatcher). */
   onEventQueued?: () => void;
   maxBatch?: number;
+  /** How long a batch may wait for another process's write lock (default BUSY_GIVE_UP_MS). */
+  busyGiveUpMs?: number;
 }
 
 interface Queued {
@@ -61,9 +63,14 @@ interface Queued {
   input: ReportInput;
   source: ReportSource;
   atMs: number;
+  /** performance.now() of the first write attempt that found the database busy, else null. */
+  busySince: number | null;
   resolve(accepted: ReportAccepted): void;
   reject(error: unknown): void;
 }
+
+/** How long a report may wait for another process's write lock before it fails with 503 busy. */
+export const BUSY_GIVE_UP_MS = 30_000;
 
 /** Counts of what the group commit did, for tests, benchmarks and metrics. */
 export interface BatchStats {
@@ -84,6 +91,10 @@ export class ReportService {
 
   private queue: Queued[] = [];
   private flushScheduled = false;
+  /** Set while a batch waits for another process's write lock; submit() then only queues. */
+  private busyRetry: ReturnType<typeof setTimeout> | null = null;
+  private busyDelayMs = 0;
+  private readonly busyGiveUpMs: number;
   readonly stats: BatchStats = { batches: 0, reports: 0, largestBatch: 0 };
 
   constructor(deps: ReportServiceDeps) {
@@ -93,6 +104,7 @@ export class ReportService {
     this.publisher = deps.changes;
     this.onEventQueued = deps.onEventQueued ?? (() => {});
     this.maxBatch = deps.maxBatch ?? DEFAULT_MAX_BATCH;
+    this.busyGiveUpMs = deps.busyGiveUpMs ?? BUSY_GIVE_UP_MS;
     this.ledger = new CreditLedger(deps.store);
     const sqlite = deps.store.sqlite;
     this.stmt = {
@@ -125,7 +137,8 @@ export class ReportService {
    */
   submit(reporterId: number, input: ReportInput, options: SubmitOptions = {}): Promise<ReportAccepted> {
     return new Promise<ReportAccepted>((resolve, reject) => {
-      this.queue.push({ reporterId, input, source: options.source ?? "api", atMs: Math.trunc(this.clock.now()), resolve, reject });
+      this.queue.push({ reporterId, input, source: options.source ?? "api", atMs: Math.trunc(this.clock.now()), busySince: null, resolve, reject });
+      if (this.busyRetry !== null) return;
       if (this.queue.length >= this.maxBatch) {
         this.flush();
       } else if (!this.flushScheduled) {
@@ -138,8 +151,17 @@ export class ReportService {
     });
   }
 
-  /** Writes everything queued now, in one transaction, and settles its promises. Safe to call at any time. */
-  flush(): void {
+  /**
+   * Writes everything queued now, in one transaction, and settles its promises. Safe to call at any time. When
+   * another process holds the write lock (a CLI import), the batch goes back to the queue and is tried again
+   * after a growing pause, without blocking the event loop; after BUSY_GIVE_UP_MS its reports fail with 503
+   * busy. `final` (at stop) tries once and fails what cannot be written.
+   */
+  flush(final = false): void {
+    if (this.busyRetry !== null) {
+      clearTimeout(this.busyRetry);
+      this.busyRetry = null;
+    }
     const batch = this.queue;
     if (batch.length === 0) return;
     this.queue = [];
@@ -162,10 +184,23 @@ export class ReportService {
         this.rescoreAndAnnounce(written, changes);
       });
     } catch (error) {
-      // The commit itself failed: nothing of the batch is stored, so every report fails with it.
-      for (const q of batch) q.reject(error);
+      // The commit itself failed: nothing of the batch is stored.
+      if (!final && isBusyError(error)) {
+        const now = performance.now();
+        const waiting = batch.filter((q) => (q.busySince ??= now) > now - this.busyGiveUpMs);
+        for (const q of batch) if (!waiting.includes(q)) q.reject(busyError());
+        this.queue = [...waiting, ...this.queue];
+        this.busyDelayMs = Math.min(1000, Math.max(25, this.busyDelayMs * 2));
+        this.busyRetry = setTimeout(() => {
+          this.busyRetry = null;
+          this.flush();
+        }, this.busyDelayMs);
+        return;
+      }
+      for (const q of batch) q.reject(isBusyError(error) ? busyError() : error);
       return;
     }
+    this.busyDelayMs = 0;
     this.stats.batches++;
     this.stats.reports += batch.length;
     if (batch.length > this.stats.largestBatch) this.stats.largestBatch = batch.length;

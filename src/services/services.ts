@@ -166,7 +166,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   const reportStates = new ReportStateService({ store, clock, scorer, params: scoring, changes: addressChanges, onEventQueued });
   const credits = new CreditService(store);
   // Reports still queued for the group commit are written before the store closes.
-  stoppers.push(() => reports.flush());
+  stoppers.push(() => reports.flush(true));
   const threats = new ThreatService({
     store,
     clock,

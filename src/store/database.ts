@@ -2,6 +2,7 @@
 // migrations applied before anything else touches it.
 
 import { Database } from "bun:sqlite";
+import { AppError } from "../domain/errors";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -29,6 +30,26 @@ export interface StoreOptions {
   readonly?: boolean;
   /** `full` (default): a commit survives power loss. `normal`: it survives a process crash only. */
   sync?: "full" | "normal";
+  /**
+   * How long a write waits for another process's write lock (default 5000 ms). bun:sqlite waits
+   * synchronously, so the server uses a short wait and retries or answers 503 `busy` instead of freezing its
+   * event loop while a CLI command writes.
+   */
+  busyTimeoutMs?: number;
+}
+
+/** The server's wait for a lock another process holds (see StoreOptions.busyTimeoutMs). */
+export const SERVER_BUSY_TIMEOUT_MS = 200;
+
+/** Another process (a CLI import, a job run by hand) holds the database's write lock: try again shortly. */
+export function busyError(): AppError {
+  return new AppError("busy", "The database is busy with another process's write; try again in a moment", { headers: { "retry-after": "1" } });
+}
+
+/** Whether an error is SQLite's "another connection holds the lock". */
+export function isBusyError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && (code === "SQLITE_BUSY" || code.startsWith("SQLITE_BUSY_") || code === "SQLITE_LOCKED");
 }
 
 export function openStore(dataDir: string, options: StoreOptions = {}): Store {
@@ -36,7 +57,7 @@ export function openStore(dataDir: string, options: StoreOptions = {}): Store {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const path = databasePath(dataDir);
   const sqlite = new Database(path, options.readonly ? { readonly: true } : { create: true, readwrite: true });
-  applyPragmas(sqlite, options.readonly ?? false, options.sync ?? "full");
+  applyPragmas(sqlite, options.readonly ?? false, options.sync ?? "full", options.busyTimeoutMs ?? 5000);
   const db = drizzle({ client: sqlite, schema }) as Db;
   if (!options.readonly) migrate(db, sqlite);
   return { db, sqlite, path, close: () => sqlite.close() };
@@ -45,14 +66,14 @@ export function openStore(dataDir: string, options: StoreOptions = {}): Store {
 /** An in-memory store for tests that need no file. */
 export function openMemoryStore(): Store {
   const sqlite = new Database(":memory:");
-  applyPragmas(sqlite, false, "normal");
+  applyPragmas(sqlite, false, "normal", 5000);
   const db = drizzle({ client: sqlite, schema }) as Db;
   migrate(db, sqlite);
   return { db, sqlite, path: ":memory:", close: () => sqlite.close() };
 }
 
-function applyPragmas(sqlite: Database, readonly: boolean, sync: "full" | "normal"): void {
-  sqlite.exec("PRAGMA busy_timeout = 5000");
+function applyPragmas(sqlite: Database, readonly: boolean, sync: "full" | "normal", busyTimeoutMs: number): void {
+  sqlite.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
   if (!readonly) {
     sqlite.exec("PRAGMA journal_mode = WAL");
     // NORMAL in WAL mode keeps every commit atomic and durable against a process crash; only an OS crash or

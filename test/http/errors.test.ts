@@ -72,3 +72,28 @@ describe("JSON bodies", () => {
     expect(res.status).toBe(200);
   });
 });
+
+describe("a database locked by another process", () => {
+  test("SQLITE_BUSY from any route is 503 busy with Retry-After, not a 500", async () => {
+    const { Database } = await import("bun:sqlite");
+    const { databasePath } = await import("../../src/store/database");
+    const other = new Database(databasePath(h.dataDir));
+    const locked = h.services.store.sqlite;
+    locked.exec("PRAGMA busy_timeout = 10");
+    other.exec("BEGIN IMMEDIATE");
+    try {
+      const app = new Elysia().use(h.app).post("/test/write", () => {
+        locked.exec("INSERT INTO meta (key, value) VALUES ('busy-test', 'x')");
+        return { success: true };
+      });
+      const res = await app.handle(new Request("http://localhost/test/write", { method: "POST" }));
+      expect(res.status).toBe(503);
+      expect(res.headers.get("retry-after")).toBe("1");
+      expect((await bodyOf(res)).code).toBe("busy");
+    } finally {
+      other.exec("ROLLBACK");
+      other.close();
+      locked.exec("PRAGMA busy_timeout = 5000");
+    }
+  });
+});

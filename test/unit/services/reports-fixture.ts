@@ -39,9 +39,9 @@ export interface ReportFixture {
 
 let users = 0;
 
-export function createReportFixture(options: { maxBatch?: number } = {}): ReportFixture {
+export function createReportFixture(options: { maxBatch?: number; busyTimeoutMs?: number; busyGiveUpMs?: number } = {}): ReportFixture {
   const dir = mkdtempSync(join(tmpdir(), "abuse-intel-reports-"));
-  const store = openStore(dir);
+  const store = openStore(dir, { busyTimeoutMs: options.busyTimeoutMs });
   const clock = new ManualClock();
   const params = DEFAULT_SCORING_PARAMETERS;
   const scorer = createAddressScorer(store, params);
@@ -51,7 +51,7 @@ export function createReportFixture(options: { maxBatch?: number } = {}): Report
   publisher.onAddressChanged((ip) => announced.push(ip.text));
   const nudges = { count: 0 };
   const onEventQueued = () => nudges.count++;
-  const reports = new ReportService({ store, clock, scorer, changes: publisher, onEventQueued, maxBatch: options.maxBatch });
+  const reports = new ReportService({ store, clock, scorer, changes: publisher, onEventQueued, maxBatch: options.maxBatch, busyGiveUpMs: options.busyGiveUpMs });
   const states = new ReportStateService({ store, clock, scorer, params, changes: publisher, onEventQueued });
   return {
     dir,

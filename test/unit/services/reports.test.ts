@@ -264,3 +264,47 @@ describe("group commit", () => {
     expect(f.reports.stats).toEqual({ batches: 0, reports: 0, largestBatch: 0 });
   });
 });
+
+describe("another process holding the write lock", () => {
+  test("reports wait without blocking the event loop, and commit once the lock is released", async () => {
+    const g = createReportFixture({ busyTimeoutMs: 20 });
+    const other = new Database(databasePath(g.dir));
+    try {
+      const user = g.addUser();
+      other.exec("BEGIN IMMEDIATE");
+      let settled = false;
+      const pending = g.reports.submit(user, reportInput("203.0.113.90")).finally(() => (settled = true));
+      // The event loop keeps turning while the batch waits: timers fire on time.
+      const started = performance.now();
+      await Bun.sleep(150);
+      expect(performance.now() - started).toBeLessThan(1000);
+      expect(settled).toBe(false);
+      other.exec("COMMIT");
+      const accepted = await pending;
+      expect(accepted.ipAddress).toBe("203.0.113.90");
+      expect(other.query("SELECT count(*) AS n FROM reports WHERE ip = '203.0.113.90'").get()).toEqual({ n: 1 });
+    } finally {
+      if (other.inTransaction) other.exec("ROLLBACK");
+      other.close();
+      g.close();
+    }
+  });
+
+  test("after the give-up time they fail with 503 busy and nothing is stored", async () => {
+    const g = createReportFixture({ busyTimeoutMs: 10, busyGiveUpMs: 100 });
+    const other = new Database(databasePath(g.dir));
+    try {
+      const user = g.addUser();
+      other.exec("BEGIN IMMEDIATE");
+      const error = await g.reports.submit(user, reportInput("203.0.113.91")).catch((e) => e);
+      expect(error).toBeInstanceOf(AppError);
+      expect(error).toMatchObject({ errorCode: "busy", status: 503, headers: { "retry-after": "1" } });
+      other.exec("ROLLBACK");
+      expect(other.query("SELECT count(*) AS n FROM reports").get()).toEqual({ n: 0 });
+    } finally {
+      if (other.inTransaction) other.exec("ROLLBACK");
+      other.close();
+      g.close();
+    }
+  });
+});

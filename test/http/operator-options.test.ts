@@ -33,11 +33,14 @@ describe("--access-log", () => {
     try {
       await h.call("GET", "/v1/ip/8.8.8.8/reputation", { headers: user.apiKey });
       await h.call("GET", "/v1/ip/not-an-ip/reputation", { headers: user.apiKey });
+      await h.call("GET", `/v1/ip/8.8.4.4?key=${user.key}&x=1`);
     } finally {
       spy.mockRestore();
     }
     const lines = written.filter((l) => l.includes(" /v1/ip/"));
-    expect(lines).toHaveLength(2);
+    expect(lines).toHaveLength(3);
+    expect(lines[2]).toContain("/v1/ip/8.8.4.4?key=[redacted]&x=1 401");
+    expect(written.join("")).not.toContain(user.key);
     expect(lines[0]).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z GET \/v1\/ip\/8\.8\.8\.8\/reputation 200 \d+\.\dms\n$/);
     expect(lines[1]).toMatch(/ GET \/v1\/ip\/not-an-ip\/reputation 400 /);
   });

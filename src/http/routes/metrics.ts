@@ -30,7 +30,8 @@ export function requestMetrics(services: Services) {
   const log = services.config.accessLog
     ? (c: Timed, status: number, seconds: number) => {
         const url = c.request.url;
-        const path = url.slice(url.indexOf("/", url.indexOf("//") + 2));
+        // A credential in the query string (the AbuseIPDB-compatible `?key=`) never reaches the log.
+        const path = url.slice(url.indexOf("/", url.indexOf("//") + 2)).replace(/([?&]key=)[^&]*/gi, "$1[redacted]");
         process.stderr.write(`${new Date().toISOString()} ${c.request.method} ${path} ${status} ${(seconds * 1000).toFixed(1)}ms\n`);
       }
     : null;

@@ -1,6 +1,7 @@
-// Authentication, authorization and request counting for every /v1 route, as one Elysia macro: a route
-// declares `{ auth: "key" | "user" | "admin" }` and its handler receives `principal`. This runs on the lookup
-// hot path: no SQL, two header reads, one hash and one map lookup for an API key.
+// Authentication, authorization and request counting for every /v1 route, as Elysia macros: a route declares
+// `{ auth: "key" | "user" | "admin" }` and its handler receives `principal`. This runs on the lookup hot path: no
+// SQL, two header reads, one hash and one map lookup for an API key. The hottest routes (lookups) declare
+// `{ authOwnHeaders: … }` instead and answer with `jsonAnswerer`'s answer: one Response with every header.
 
 import { Elysia } from "elysia";
 import { AppError } from "../domain/errors";
@@ -14,31 +15,94 @@ const NEEDS_USER_TOKEN =
   "enough, because what it does must be attributed to an account";
 const NEEDS_ADMIN = "This endpoint needs an administrator account";
 
-/** Counts a request against its account's budget; sets the three headers, or throws the 429. */
-export function countRequest(services: Services, principal: Principal, headers: Record<string, string | number>): void {
+/**
+ * Counts a request against its account's budget: the requests left after it, or null for an unlimited account
+ * (not counted, no headers: contract section 4). Throws the 429 when the budget is spent.
+ */
+export function takeRequest(services: Services, principal: Principal): number | null {
   const budget = principal.dailyBudget;
-  // Unlimited accounts are not counted and get no headers (contract section 4).
-  if (budget === null) return;
+  if (budget === null) return null;
   const limiter = services.rateLimiter;
   const remaining = limiter.take(principal.userId, budget);
   if (remaining < 0) throw limiter.limitedError(budget);
-  headers["x-ratelimit-limit"] = budget;
+  return remaining;
+}
+
+/** Counts a request against its account's budget; sets the three headers, or throws the 429. */
+export function countRequest(services: Services, principal: Principal, headers: Record<string, string | number>): void {
+  const remaining = takeRequest(services, principal);
+  if (remaining !== null) setRateLimitHeaders(services, principal, remaining, headers);
+}
+
+function setRateLimitHeaders(services: Services, principal: Principal, remaining: number, headers: Record<string, string | number>): void {
+  headers["x-ratelimit-limit"] = principal.dailyBudget as number;
   headers["x-ratelimit-remaining"] = remaining;
-  headers["x-ratelimit-reset"] = limiter.resetHeader();
+  headers["x-ratelimit-reset"] = services.rateLimiter.resetHeaderOfLastTake();
+}
+
+const JSON_TYPE = "application/json;charset=utf-8";
+const PLAIN_JSON: ResponseInit = { headers: { "content-type": JSON_TYPE } };
+
+/** Answers a request counted by `authOwnHeaders`: see `jsonAnswerer`. */
+export type JsonAnswer = (
+  principal: Principal,
+  remaining: number | null,
+  set: { headers: Record<string, string | number> },
+  body: () => string,
+) => Response;
+
+/**
+ * The answer of routes declaring `authOwnHeaders`: given the request's `principal`, `remaining` and `set`, the
+ * JSON text `body()` makes with the X-RateLimit-* headers, in one Response. The headers that stay the same all
+ * day (type, limit, reset) are kept per budget, so each answer copies them and sets one. If `body` throws, the
+ * headers go on the error response instead, as with `auth`.
+ */
+export function jsonAnswerer(services: Services): JsonAnswer {
+  const limiter = services.rateLimiter;
+  /** Header templates by budget, for the day of `reset`. */
+  const templates = new Map<number, Headers>();
+  let reset = "";
+  function templateOf(budget: number): Headers {
+    const today = limiter.resetHeaderOfLastTake();
+    if (today !== reset) {
+      templates.clear();
+      reset = today;
+    }
+    let headers = templates.get(budget);
+    if (headers === undefined) {
+      headers = new Headers({ "content-type": JSON_TYPE, "x-ratelimit-limit": String(budget), "x-ratelimit-reset": reset });
+      templates.set(budget, headers);
+    }
+    return headers;
+  }
+  return (principal, remaining, set, body) => {
+    let text: string;
+    try {
+      text = body();
+    } catch (error) {
+      if (remaining !== null) setRateLimitHeaders(services, principal, remaining, set.headers);
+      throw error;
+    }
+    if (remaining === null) return new Response(text, PLAIN_JSON);
+    const response = new Response(text, { headers: templateOf(principal.dailyBudget as number) });
+    response.headers.set("x-ratelimit-remaining", String(remaining));
+    return response;
+  };
 }
 
 /**
  * The principal behind a request's credential, checked against the level the route needs; throws 401 or 403.
  * `Authorization: Bearer` wins over `X-API-Key` when both are sent.
  */
-export async function authenticate(services: Services, request: Request, level: AuthLevel): Promise<Principal> {
+export function authenticate(services: Services, request: Request, level: AuthLevel): Principal {
   const credentials = services.credentials;
+  const headers = request.headers;
   let principal: Principal | null;
-  const authorization = request.headers.get("authorization");
+  const authorization = headers.get("authorization");
   if (authorization !== null && authorization.length > 7 && authorization.slice(0, 7).toLowerCase() === "bearer ") {
-    principal = await credentials.byBearer(authorization.slice(7).trim());
+    principal = credentials.byBearer(authorization.slice(7).trim());
   } else {
-    const key = request.headers.get("x-api-key");
+    const key = headers.get("x-api-key");
     if (key === null) throw new AppError("unauthorized", MISSING);
     principal = credentials.byApiKey(key.trim());
   }
@@ -70,11 +134,24 @@ export function authPlugin(services: Services) {
 function buildAuthPlugin(services: Services, instance: number) {
   // The seed keeps plugins of different instances (several test harnesses in one process) apart.
   return new Elysia({ name: "auth", seed: instance }).macro({
+    // Synchronous on purpose (Elysia then does not await them): authentication never waits for anything.
     auth: (level: AuthLevel) => ({
-      async resolve({ request, set }) {
-        const principal = await authenticate(services, request, level);
+      resolve({ request, set }) {
+        const principal = authenticate(services, request, level);
         countRequest(services, principal, set.headers as Record<string, string | number>);
         return { principal };
+      },
+    }),
+    /**
+     * `auth` for routes that answer with `jsonAnswerer`: authenticated and counted the same, but the X-RateLimit-*
+     * headers are left to the answer (`remaining`), because headers merged into a finished Response cost more
+     * than the lookup itself.
+     */
+    authOwnHeaders: (level: AuthLevel) => ({
+      resolve({ request }) {
+        const principal = authenticate(services, request, level);
+        const remaining = takeRequest(services, principal);
+        return { principal, remaining };
       },
     }),
   });

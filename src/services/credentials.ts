@@ -1,10 +1,11 @@
-// Turns a presented credential into a Principal (contract section 3) without touching the database: API keys
-// by their SHA-256 in an in-memory map, JWTs by signature (HS256, @elysiajs/jwt) and then the account in an
-// in-memory map. The maps are rebuilt whenever accounts or keys change, here or in another process (the
-// change watcher). Also issues access tokens, and runs the login with its lockout.
+// Turns a presented credential into a Principal (contract section 3) without touching the database, and
+// synchronously: API keys by their SHA-256 in an in-memory map, JWTs by their HS256 signature (checked here with
+// node:crypto, so authentication never waits) and then the account in an in-memory map. The maps are rebuilt
+// whenever accounts or keys change, here or in another process (the change watcher). Also issues access tokens
+// (signed with @elysiajs/jwt), and runs the login with its lockout.
 
 import { jwt } from "@elysiajs/jwt";
-import { randomBytes } from "node:crypto";
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Clock } from "../domain/clock";
@@ -66,6 +67,7 @@ export class Credentials {
   private keysByHash = new Map<string, KeyEntry>();
   private readonly tokens = new Map<string, VerifiedToken>();
   private readonly signer: ReturnType<typeof makeSigner>;
+  private readonly jwtSecret: Uint8Array;
 
   constructor(
     private readonly deps: CredentialsDeps,
@@ -73,6 +75,7 @@ export class Credentials {
     private readonly ttlSeconds: number,
   ) {
     this.signer = makeSigner(jwtSecret);
+    this.jwtSecret = jwtSecret;
     this.refresh();
   }
 
@@ -113,11 +116,8 @@ export class Credentials {
     return entry.principal;
   }
 
-  /**
-   * The principal of a user JWT, or null when it is tampered with, expired, or its account unknown or
-   * disabled. Synchronous (no promise) for a token seen before.
-   */
-  byJwt(token: string): Principal | null | Promise<Principal | null> {
+  /** The principal of a user JWT, or null when it is tampered with, expired, or its account unknown or disabled. */
+  byJwt(token: string): Principal | null {
     const known = this.tokens.get(token);
     if (known !== undefined) {
       if (known.expiresAtMs <= this.deps.clock.now()) {
@@ -130,7 +130,7 @@ export class Credentials {
   }
 
   /** A bearer value: a JWT when it has the form of one, else an API key. */
-  byBearer(value: string): Principal | null | Promise<Principal | null> {
+  byBearer(value: string): Principal | null {
     return looksLikeJwt(value) ? this.byJwt(value) : this.byApiKey(value);
   }
 
@@ -159,10 +159,9 @@ export class Credentials {
     return { ...(await this.issueToken(user)), user };
   }
 
-  private async verifyJwt(token: string): Promise<Principal | null> {
-    const now = this.deps.clock.now();
-    const payload = await this.signer.verify(token, { algorithms: ["HS256"], currentDate: new Date(now) });
-    if (payload === false) return null;
+  private verifyJwt(token: string): Principal | null {
+    const payload = verifyHs256(token, this.jwtSecret, Math.floor(this.deps.clock.now() / 1000));
+    if (payload === null) return null;
     const { sub, exp } = payload;
     // Tokens without an expiry are never accepted, even correctly signed ones.
     if (typeof sub !== "string" || !/^[1-9]\d{0,15}$/.test(sub) || typeof exp !== "number") return null;
@@ -175,6 +174,43 @@ export class Credentials {
 
 function makeSigner(secret: Uint8Array) {
   return jwt({ name: "jwt", secret, alg: "HS256" }).decorator.jwt;
+}
+
+/**
+ * The claims of a compact JWS signed with HS256 under `secret`, or null. The checks are jose's `jwtVerify` with
+ * `algorithms: ["HS256"]` (which issued tokens used to be verified with), made synchronous: the header a JSON
+ * object with `alg` "HS256" and no `crit` (stricter than jose; we never issue one), the signature compared in
+ * constant time, the claims a JSON object whose `iat`, `nbf`, `exp` are numbers when present, `nbf` not after
+ * `nowSeconds` and `exp` after it.
+ */
+export function verifyHs256(token: string, secret: Uint8Array, nowSeconds: number): Record<string, unknown> | null {
+  if (!JWT_FORM.test(token)) return null;
+  const firstDot = token.indexOf(".");
+  const secondDot = token.indexOf(".", firstDot + 1);
+  const header = jsonObjectOf(token.slice(0, firstDot));
+  if (header === null || header.alg !== "HS256" || header.crit !== undefined) return null;
+  const expected = createHmac("sha256", secret).update(token.slice(0, secondDot)).digest();
+  const given = Buffer.from(token.slice(secondDot + 1), "base64url");
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+  const claims = jsonObjectOf(token.slice(firstDot + 1, secondDot));
+  if (claims === null) return null;
+  const { iat, nbf, exp } = claims;
+  if (iat !== undefined && typeof iat !== "number") return null;
+  if (nbf !== undefined && (typeof nbf !== "number" || nbf > nowSeconds)) return null;
+  if (exp !== undefined && (typeof exp !== "number" || exp <= nowSeconds)) return null;
+  return claims;
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** A base64url part decoded as a JSON object, or null. */
+function jsonObjectOf(part: string): Record<string, unknown> | null {
+  try {
+    const value: unknown = JSON.parse(strictUtf8.decode(Buffer.from(part, "base64url")));
+    return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
 }
 
 function principalOf(user: User, via: Principal["via"], apiKeyId: number | null): Principal {

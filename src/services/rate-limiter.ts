@@ -35,6 +35,8 @@ export class RateLimiter {
   private readonly finishedDays: Counter[] = [];
   private resetDay = -1;
   private resetText = "";
+  /** The day the latest `take` counted in. */
+  private takeDay = -1;
 
   constructor(
     private readonly store: Store,
@@ -62,6 +64,7 @@ export class RateLimiter {
    */
   take(userId: number, budget: number): number {
     const day = dayOf(this.clock.now());
+    this.takeDay = day;
     let counter = this.counters.get(userId);
     if (counter === undefined) {
       counter = { userId, day, count: 0, stored: 0 };
@@ -85,7 +88,15 @@ export class RateLimiter {
 
   /** `X-RateLimit-Reset`: unix seconds of the next UTC midnight, as text (made once a day). */
   resetHeader(): string {
-    const day = dayOf(this.clock.now());
+    return this.resetHeaderOf(dayOf(this.clock.now()));
+  }
+
+  /** `X-RateLimit-Reset` for the request `take` just counted (without reading the clock again). */
+  resetHeaderOfLastTake(): string {
+    return this.resetHeaderOf(this.takeDay);
+  }
+
+  private resetHeaderOf(day: number): string {
     if (day !== this.resetDay) {
       this.resetDay = day;
       this.resetText = String((day + 1) * (DAY_MS / 1000));

@@ -73,8 +73,15 @@ export interface RecentRow {
 
 export interface Reputation {
   reputation(ip: Ip): ReputationData;
+  /**
+   * The whole body of `GET /v1/ip/{ip}/reputation`, `{"success":true,"data":reputation(ip)}`, as JSON text: what
+   * the route sends, from the response cache without building an object or a string per request.
+   */
+  reputationBody(ip: Ip): string;
   detail(ip: Ip): IpDetail;
   bulk(inputs: unknown[]): { results: ReputationData[]; invalid: { input: unknown; error: string }[] };
+  /** `bulk(inputs)` as JSON text. */
+  bulkJson(inputs: unknown[]): string;
   recent(limit: number, offset: number): { rows: RecentRow[]; total: number };
   /** Rescores the addresses whose oldest counting report passed retention: call before walking the index. */
   expireDue(): number;
@@ -82,14 +89,12 @@ export interface Reputation {
   clearCache(): void;
 }
 
+/** The body of a 5.2 answer is this, the data object, and "}". */
+const BODY_HEAD = '{"success":true,"data":';
+/** Cached answers kept at most, for reported and for unknown addresses each. */
 const CACHE_LIMIT = 100_000;
 const EXPIRY_WALK_INTERVAL_MS = 10_000;
 const iso = (ms: number): string | null => (Number.isNaN(ms) ? null : new Date(ms).toISOString());
-
-interface CacheEntry {
-  stamp: number;
-  data: ReputationData;
-}
 
 export function createReputation(deps: {
   index: ReputationIndex;
@@ -102,13 +107,20 @@ export function createReputation(deps: {
 }): Reputation {
   const { index, geo, allowlist, store, clock, scorer, params } = deps;
   const retentionMs = params.retentionDays * DAY_MS;
-  const cache = new Map<string, CacheEntry>();
+  // The response cache holds each answer as the body to send (with `cached: true`), so a cached answer costs no
+  // object and no serialization. Reported addresses are cached by index slot, valid while the slot's stamp is the
+  // one cached (every change to a slot, and every reuse of a freed slot, gives a new stamp); unknown addresses by
+  // their text.
+  let slotBody: (string | undefined)[] = [];
+  let slotStamp: number[] = [];
+  let slotCount = 0;
+  const unknownBody = new Map<string, string>();
   let lastExpiryWalk = Number.NEGATIVE_INFINITY;
 
   /** A report past retention stops counting at once, whether or not the expire job has run yet. */
-  function freshSlot(ip: Ip): number {
+  function freshSlot(ip: Ip, now: number): number {
     const slot = index.slotOf(ip);
-    if (slot === NOT_FOUND || !(clock.now() - index.firstSeen[slot] > retentionMs)) return slot;
+    if (slot === NOT_FOUND || !(now - index.firstSeen[slot] > retentionMs)) return slot;
     rescoreNow(ip);
     return index.slotOf(ip);
   }
@@ -120,39 +132,89 @@ export function createReputation(deps: {
     else index.remove(ip);
   }
 
-  function compute(ip: Ip, slot: number): ReputationData {
+  /** The answer's body, computed from the index and the enrichment. */
+  function computeBody(ip: Ip, slot: number, cached: boolean): string {
     const g = geo.lookup(ip);
-    if (slot === NOT_FOUND) {
-      return { ipAddress: ip.text, reputationScore: 100, riskLevel: riskLevelOf(100, params.riskThresholds), totalReports: 0, verifiedReports: 0, categories: [], country: g.countryCode, isp: g.isp, cached: false };
-    }
-    return {
+    const found = slot !== NOT_FOUND;
+    const data: ReputationData = {
       ipAddress: ip.text,
-      reputationScore: index.score[slot],
-      riskLevel: riskLevelFromCode(index.risk[slot]),
-      totalReports: index.total[slot],
-      verifiedReports: index.verified[slot],
-      categories: categoriesFromMask(index.categories[slot]),
+      reputationScore: found ? index.score[slot] : 100,
+      riskLevel: found ? riskLevelFromCode(index.risk[slot]) : riskLevelOf(100, params.riskThresholds),
+      totalReports: found ? index.total[slot] : 0,
+      verifiedReports: found ? index.verified[slot] : 0,
+      categories: found ? categoriesFromMask(index.categories[slot]) : [],
       country: g.countryCode,
       isp: g.isp,
-      cached: false,
+      cached,
     };
+    // One JSON.stringify makes one flat string, which is sent (and copied into bulk answers) without first being
+    // pieced together.
+    return JSON.stringify({ success: true, data });
   }
 
-  function reputation(ip: Ip): ReputationData {
-    const slot = freshSlot(ip);
-    const stamp = slot === NOT_FOUND ? -1 : index.stamp[slot];
-    const hit = cache.get(ip.text);
-    if (hit !== undefined && hit.stamp === stamp) return { ...hit.data, cached: true };
-    const data = compute(ip, slot);
-    if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value as string);
-    cache.set(ip.text, { stamp, data });
-    return data;
+  /** The body for one address; a computed answer is serialized twice, with `cached` false now and true for later. */
+  function lookupBody(ip: Ip, now: number): string {
+    const slot = freshSlot(ip, now);
+    if (slot === NOT_FOUND) {
+      const hit = unknownBody.get(ip.text);
+      if (hit !== undefined) return hit;
+      if (unknownBody.size >= CACHE_LIMIT) unknownBody.delete(unknownBody.keys().next().value as string);
+      unknownBody.set(ip.text, computeBody(ip, slot, true));
+      return computeBody(ip, slot, false);
+    }
+    const stamp = index.stamp[slot];
+    if (slot < slotBody.length) {
+      const hit = slotBody[slot];
+      if (hit !== undefined && slotStamp[slot] === stamp) return hit;
+    }
+    cacheSlot(slot, stamp, computeBody(ip, slot, true));
+    // Unknown before: its answer as an unknown address is stale from now on.
+    if (unknownBody.size > 0) unknownBody.delete(ip.text);
+    return computeBody(ip, slot, false);
+  }
+
+  function cacheSlot(slot: number, stamp: number, body: string): void {
+    if (slotCount >= CACHE_LIMIT && (slot >= slotBody.length || slotBody[slot] === undefined)) clearSlots();
+    if (slot >= slotBody.length) {
+      // Grown densely (never by assigning past the end), so the arrays stay plain vectors.
+      const length = Math.max(slot + 1, slotBody.length * 2, 1024);
+      while (slotBody.length < length) {
+        slotBody.push(undefined);
+        slotStamp.push(Number.NaN);
+      }
+    }
+    if (slotBody[slot] === undefined) slotCount++;
+    slotBody[slot] = body;
+    slotStamp[slot] = stamp;
+  }
+
+  function clearSlots(): void {
+    slotBody = [];
+    slotStamp = [];
+    slotCount = 0;
+  }
+
+  function reputationBody(ip: Ip): string {
+    return lookupBody(ip, clock.now());
+  }
+
+  function bulkJson(inputs: unknown[]): string {
+    const now = clock.now();
+    const results: string[] = [];
+    let invalid = "";
+    for (const input of inputs) {
+      const parsed = typeof input === "string" ? tryParseIp(input) : "not a string";
+      if (typeof parsed === "string") invalid += (invalid === "" ? "" : ",") + JSON.stringify({ input, error: parsed });
+      else results.push(lookupBody(parsed, now).slice(BODY_HEAD.length, -1));
+    }
+    return `{"results":[${results.join(",")}],"invalid":[${invalid}]}`;
   }
 
   return {
-    reputation,
+    reputation: (ip) => (JSON.parse(reputationBody(ip)) as { data: ReputationData }).data,
+    reputationBody,
     detail(ip) {
-      const slot = freshSlot(ip);
+      const slot = freshSlot(ip, clock.now());
       const g = geo.lookup(ip);
       const score = slot === NOT_FOUND ? 100 : index.score[slot];
       return {
@@ -174,16 +236,8 @@ export function createReputation(deps: {
         isAllowlisted: allowlist.contains(ip),
       };
     },
-    bulk(inputs) {
-      const results: ReputationData[] = [];
-      const invalid: { input: unknown; error: string }[] = [];
-      for (const input of inputs) {
-        const parsed = typeof input === "string" ? tryParseIp(input) : "not a string";
-        if (typeof parsed === "string") invalid.push({ input, error: parsed });
-        else results.push(reputation(parsed));
-      }
-      return { results, invalid };
-    },
+    bulk: (inputs) => JSON.parse(bulkJson(inputs)) as ReturnType<Reputation["bulk"]>,
+    bulkJson,
     recent(limit, offset) {
       expireDueNow();
       const total = (store.sqlite.query("SELECT count(*) AS n FROM addresses").get() as { n: number }).n;
@@ -210,7 +264,10 @@ export function createReputation(deps: {
       return { rows, total };
     },
     expireDue: () => expireDueNow(),
-    clearCache: () => cache.clear(),
+    clearCache() {
+      clearSlots();
+      unknownBody.clear();
+    },
   };
 
   /**

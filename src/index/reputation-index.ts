@@ -134,6 +134,9 @@ export class ReputationIndex {
     };
   }
 
+  /** Called when an address enters the index (it was unknown until now): caches of unknown answers drop it. */
+  onAddressAdded: ((ip: Ip) => void) | null = null;
+
   /** Sets an address's record (adding it if new). */
   upsert(ip: Ip, record: AddressRecord): void {
     let slot = this.slotOf(ip);
@@ -141,6 +144,7 @@ export class ReputationIndex {
       slot = this.allocateSlot();
       if (ip.version === 4) this.v4.set(ip.value, 32, slot);
       else this.v6.set(ip.words, 128, slot);
+      this.onAddressAdded?.(ip);
     }
     this.write(slot, record);
     this.stamp[slot] = ++this.generation;

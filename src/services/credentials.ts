@@ -144,7 +144,7 @@ export class Credentials {
 
   /**
    * Checks an email and password under the lockout and issues a token. Wrong email or wrong password: the
-   * same 401. A disabled account cannot log in.
+   * same 401, and so does a disabled account (whatever the password).
    */
   async login(email: string, password: string): Promise<AccessToken & { user: User }> {
     this.deps.loginThrottle.begin(email);
@@ -152,10 +152,11 @@ export class Credentials {
     try {
       user = await this.deps.accounts.checkPassword(email, password);
     } finally {
-      this.deps.loginThrottle.finish(email, user !== null);
+      // A disabled account's right password is a failure like any other: it must neither clear the lockout nor
+      // answer differently, or the login would confirm guessed passwords of disabled accounts.
+      this.deps.loginThrottle.finish(email, user !== null && !user.disabled);
     }
-    if (user === null) throw new AppError("unauthorized", "Invalid email or password");
-    if (user.disabled) throw new AppError("unauthorized", "This account is disabled; ask an administrator");
+    if (user === null || user.disabled) throw new AppError("unauthorized", "Invalid email or password");
     return { ...(await this.issueToken(user)), user };
   }
 

@@ -115,6 +115,11 @@ export function createReputation(deps: {
   let slotStamp: number[] = [];
   let slotCount = 0;
   const unknownBody = new Map<string, string>();
+  // An address that enters the index makes its cached "unknown" answer stale, even when no lookup of it came
+  // in between (reported, then rejected: the next answer must say `cached: false`).
+  index.onAddressAdded = (ip) => {
+    if (unknownBody.size > 0) unknownBody.delete(ip.text);
+  };
   let lastExpiryWalk = Number.NEGATIVE_INFINITY;
 
   /** A report past retention stops counting at once, whether or not the expire job has run yet. */
@@ -168,8 +173,6 @@ export function createReputation(deps: {
       if (hit !== undefined && slotStamp[slot] === stamp) return hit;
     }
     cacheSlot(slot, stamp, computeBody(ip, slot, true));
-    // Unknown before: its answer as an unknown address is stale from now on.
-    if (unknownBody.size > 0) unknownBody.delete(ip.text);
     return computeBody(ip, slot, false);
   }
 

@@ -89,10 +89,17 @@ describe("POST /v1/auth/login", () => {
     expect(body.details.map((d: { field: string }) => d.field)).toEqual(fields);
   });
 
-  test("a disabled user cannot log in", async () => {
+  test("a disabled user cannot log in, and the answer does not tell a right password from a wrong one", async () => {
     const bob = await addUser(h, { email: "bob-disabled@example.com" });
     h.services.accounts.update(bob.user.id, { disabled: true });
-    await expectUnauthorized(await login("bob-disabled@example.com", TEST_PASSWORD), /disabled/);
+    const right = await login("bob-disabled@example.com", TEST_PASSWORD);
+    const wrong = await login("bob-disabled@example.com", "not the password");
+    await expectUnauthorized(right, /Invalid email or password/);
+    await expectUnauthorized(wrong, /Invalid email or password/);
+    // The right password of a disabled account counts as a failure toward the lockout: 2 so far.
+    expect(h.services.loginThrottle.secondsLocked("bob-disabled@example.com")).toBe(0);
+    for (let i = 0; i < 8; i++) await login("bob-disabled@example.com", TEST_PASSWORD);
+    expect((await login("bob-disabled@example.com", TEST_PASSWORD)).status).toBe(429);
   });
 
   test("logging in does not count against the daily budget", async () => {

@@ -206,3 +206,26 @@ describe("retention (5.5)", () => {
     expect((await bodyOf(await get("/v1/ip/recent"))).pagination.total).toBe(0);
   });
 });
+
+describe("paths that cannot be decoded", () => {
+  test.each(["/v1/ip/%", "/v1/ip/%E0%A4%A", "/v1/ip/%/reputation"])("%s is 400, not a 500", async (path) => {
+    const res = await get(path);
+    expect(res.status).toBe(400);
+    expect((await bodyOf(res)).code).toBe("bad_request");
+  });
+});
+
+describe("cached after a change and back", () => {
+  test("reported and rejected with no lookup in between: the next answer is computed again", async () => {
+    const ip = "198.51.100.77";
+    expect((await bodyOf(await get(`/v1/ip/${ip}/reputation`))).data.cached).toBe(false);
+    expect((await bodyOf(await get(`/v1/ip/${ip}/reputation`))).data.cached).toBe(true);
+    // The retention test above moved the clock a year on: tokens valid now.
+    const fresh = async (who: TestUser) => ({ authorization: `Bearer ${(await h.services.credentials.issueToken(who.user)).accessToken}` });
+    const created = await bodyOf(await h.call("POST", "/v1/ip/report", { headers: await fresh(reporter), json: { ip, category: "SPAM" } }));
+    const rejected = await h.call("PATCH", `/v1/admin/reports/${created.reportId}`, { headers: await fresh(admin), json: { status: "rejected" } });
+    expect(rejected.status).toBe(200);
+    const after = await bodyOf(await get(`/v1/ip/${ip}/reputation`));
+    expect(after.data).toMatchObject({ reputationScore: 100, totalReports: 0, cached: false });
+  });
+});

@@ -7,6 +7,7 @@ import { createServices, type Services } from "../services/services";
 import { createSnapshotServices } from "../services/snapshot-services";
 import { ensureInitialAdmin } from "../services/accounts";
 import { createApp } from "../http/app";
+import { listen } from "../http/server";
 import { parseArgs } from "./args";
 import type { Command } from "./command";
 
@@ -37,14 +38,7 @@ export const serveCommand: Command = {
     }
     const store = services.store;
     const app = createApp(services);
-    const server = Bun.serve({
-      hostname: config.host,
-      port: config.port,
-      fetch: (request) => app.handle(request),
-      // Our own body reader enforces per-route limits; this only stops absurd uploads early.
-      maxRequestBodySize: 128 * 1024 * 1024,
-      error: () => new Response(JSON.stringify({ success: false, error: "Internal server error", code: "internal_error" }), { status: 500 }),
-    });
+    const server = listen(services, app, { hostname: config.host, port: config.port });
     const from = config.snapshot !== null ? `read-only snapshot ${config.snapshot}` : `data in ${config.dataDir}`;
     console.log(`abuse-intel listening on http://${server.hostname}:${server.port} (${from})`);
     // The scheduled jobs start once the API answers (services.stop() stops them); a snapshot server runs none.

@@ -12,7 +12,7 @@ import { authPlugin, jsonAnswerer } from "../auth";
 
 export const BULK_LIMIT = 100;
 
-function pathAddress(raw: string | null | undefined): Ip {
+export function pathAddress(raw: string | null | undefined): Ip {
   // Elysia hands over null when the path's percent-encoding cannot be decoded.
   if (typeof raw !== "string") throw new AppError("bad_request", "The address in the path is not valid percent-encoding");
   const text = raw.includes("%") ? safeDecode(raw) : raw;

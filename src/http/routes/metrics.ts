@@ -26,15 +26,8 @@ interface Timed {
 export function requestMetrics(services: Services) {
   const counters = metricsOf(services).requests;
   const elapsed = (c: Timed) => (performance.now() - (c.startedAt as number)) / 1000;
-  // `--access-log`: one line per request on stderr, written from the same hooks (nothing at all when off).
-  const log = services.config.accessLog
-    ? (c: Timed, status: number, seconds: number) => {
-        const url = c.request.url;
-        // A credential in the query string (the AbuseIPDB-compatible `?key=`) never reaches the log.
-        const path = url.slice(url.indexOf("/", url.indexOf("//") + 2)).replace(/([?&]key=)[^&]*/gi, "$1[redacted]");
-        process.stderr.write(`${new Date().toISOString()} ${c.request.method} ${path} ${status} ${(seconds * 1000).toFixed(1)}ms\n`);
-      }
-    : null;
+  const accessLog = accessLogOf(services);
+  const log = accessLog ? (c: Timed, status: number, seconds: number) => accessLog(c.request, status, seconds) : null;
   return new Elysia()
     .onRequest((c) => {
       (c as unknown as Timed).startedAt = performance.now();
@@ -56,6 +49,20 @@ export function requestMetrics(services: Services) {
       counters.record(c.request.method, c.route, error.status, seconds);
       log?.(c, error.status, seconds);
     });
+}
+
+/**
+ * `--access-log`: a writer of one line per request on stderr (time, method, path, status, duration), or null
+ * when the option is off, so callers skip it at no cost.
+ */
+export function accessLogOf(services: Services): ((request: Request, status: number, seconds: number) => void) | null {
+  if (!services.config.accessLog) return null;
+  return (request, status, seconds) => {
+    const url = request.url;
+    // A credential in the query string (the AbuseIPDB-compatible `?key=`) never reaches the log.
+    const path = url.slice(url.indexOf("/", url.indexOf("//") + 2)).replace(/([?&]key=)[^&]*/gi, "$1[redacted]");
+    process.stderr.write(`${new Date().toISOString()} ${request.method} ${path} ${status} ${(seconds * 1000).toFixed(1)}ms\n`);
+  };
 }
 
 export function metricsRoutes(services: Services) {

@@ -33,6 +33,45 @@ const headerView = (res: Response) => ({
   retry: res.headers.get("retry-after"),
 });
 
+describe("POST /v1/ip/bulk on Bun's router", () => {
+  const post = (body: string, headers: Record<string, string>) =>
+    fetch(`http://127.0.0.1:${server.port}/v1/ip/bulk`, { method: "POST", body, headers });
+
+  test("the same answer as the app", async () => {
+    const body = JSON.stringify({ ips: ["192.0.2.77", "bogus", "2001:DB8::1", "192.0.2.77"] });
+    const headers = { ...counted.apiKey, "content-type": "application/json" };
+    const fast = await post(body, headers);
+    const viaApp = await h.call("POST", "/v1/ip/bulk", { headers, body });
+    expect(fast.status).toBe(200);
+    const [f, v] = (await Promise.all([fast.json(), viaApp.json()])) as { data: { results: { ipAddress: string }[]; invalid: unknown[] } }[];
+    expect(f.data.results.map((r) => r.ipAddress)).toEqual(["192.0.2.77", "2001:db8::1", "192.0.2.77"]);
+    expect(f.data.invalid).toEqual(v.data.invalid);
+    expect(headerView(fast)).toEqual(headerView(viaApp));
+  });
+
+  test.each([
+    ["no credential", '{"ips":["8.8.8.8"]}', { "content-type": "application/json" }, 401],
+    ["a form body", "ips=8.8.8.8", { "content-type": "application/x-www-form-urlencoded" }, 415],
+    ["malformed JSON", '{"ips":', { "content-type": "application/json" }, 400],
+    ["no addresses", '{"ips":[]}', { "content-type": "application/json" }, 400],
+    ["101 addresses", JSON.stringify({ ips: Array.from({ length: 101 }, () => "8.8.8.8") }), { "content-type": "application/json" }, 400],
+    ["over 64 KiB", JSON.stringify({ ips: ["8.8.8.8"], pad: "x".repeat(70_000) }), { "content-type": "application/json" }, 413],
+  ] as const)("%s: the same status and code as the app", async (what, body, extra, status) => {
+    const headers = what === "no credential" ? { ...extra } : { ...counted.apiKey, ...extra };
+    const fast = await post(body, headers);
+    const viaApp = await h.call("POST", "/v1/ip/bulk", { headers, body });
+    expect([fast.status, viaApp.status]).toEqual([status, status]);
+    const [f, v] = (await Promise.all([fast.json(), viaApp.json()])) as { code: string }[];
+    expect(f.code).toBe(v.code);
+  });
+
+  test("other methods on the path still go to the app", async () => {
+    const fast = await overHttp("/v1/ip/bulk", counted.apiKey);
+    const viaApp = await h.call("GET", "/v1/ip/bulk", { headers: counted.apiKey });
+    expect(fast.status).toBe(viaApp.status);
+  });
+});
+
 describe("GET /v1/ip/{ip}/reputation on Bun's router", () => {
   test("the same body as the app, cached false then true, and the rate-limit headers", async () => {
     const first = await overHttp("/v1/ip/203.0.113.50/reputation", counted.apiKey);

@@ -5,7 +5,7 @@ import { resolveConfig } from "../config";
 import { isoTime, systemClock } from "../domain/clock";
 import { AppError } from "../domain/errors";
 import { Accounts } from "../services/accounts";
-import { ApiKeys, parseKeyName, type ApiKeyRecord } from "../services/api-keys";
+import { ApiKeys, apiKeyView, parseKeyName } from "../services/api-keys";
 import { openStore } from "../store/database";
 import { flag, hasSwitch, parseArgs } from "./args";
 import { DATA_DIR_HELP, type Command } from "./command";
@@ -54,7 +54,7 @@ export const keyCommand: Command = {
         case "list": {
           const user = findUser(accounts, required(flag(args, "--email"), "--email"));
           const keys = apiKeys.listForUser(user.id, { includeRevoked: true });
-          if (hasSwitch(args, "--json")) console.log(JSON.stringify(keys.map(publicKey), null, 2));
+          if (hasSwitch(args, "--json")) console.log(JSON.stringify(keys.map(apiKeyView), null, 2));
           else if (keys.length === 0) console.error(`${user.email} has no API keys`);
           else {
             printColumns([
@@ -79,14 +79,3 @@ export const keyCommand: Command = {
     }
   },
 };
-
-function publicKey(k: ApiKeyRecord) {
-  return {
-    id: String(k.id),
-    name: k.name,
-    prefix: k.prefix,
-    createdAt: isoTime(k.createdAt),
-    lastUsedAt: k.lastUsedAt === null ? null : isoTime(k.lastUsedAt),
-    revokedAt: k.revokedAt === null ? null : isoTime(k.revokedAt),
-  };
-}

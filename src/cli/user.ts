@@ -4,7 +4,7 @@
 import { resolveConfig } from "../config";
 import { isoTime, systemClock } from "../domain/clock";
 import { AppError } from "../domain/errors";
-import { Accounts, normalizeEmail, parseNewUser, parseUserPatch, type User } from "../services/accounts";
+import { Accounts, normalizeEmail, parseNewUser, parseUserPatch, userView, type User } from "../services/accounts";
 import { generatePassword } from "../services/passwords";
 import { dailyBudgetOf } from "../services/rate-limiter";
 import { openStore } from "../store/database";
@@ -62,7 +62,7 @@ export const userCommand: Command = {
         }
         case "list": {
           const users = accounts.list();
-          if (hasSwitch(args, "--json")) console.log(JSON.stringify(users.map(publicUser), null, 2));
+          if (hasSwitch(args, "--json")) console.log(JSON.stringify(users.map(userView), null, 2));
           else printTable(users);
           return 0;
         }
@@ -125,20 +125,6 @@ function budgetText(user: User): string {
 
 function describe(user: User): string {
   return `${user.email} (tier ${user.tier}, role ${user.role}, ${budgetText(user)}${user.disabled ? ", DISABLED" : ""})`;
-}
-
-function publicUser(user: User) {
-  return {
-    id: String(user.id),
-    email: user.email,
-    tier: user.tier,
-    role: user.role,
-    disabled: user.disabled,
-    dailyLimit: user.dailyLimit,
-    dailyBudget: dailyBudgetOf(user),
-    createdAt: isoTime(user.createdAt),
-    updatedAt: isoTime(user.updatedAt),
-  };
 }
 
 function printTable(users: User[]): void {

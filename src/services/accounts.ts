@@ -12,6 +12,7 @@ import { inTransaction, type Store } from "../store/database";
 import { users } from "../store/schema";
 import { generatePassword, hashPassword, PASSWORD_MAX_LENGTH, passwordProblem, verifyAgainstNothing, verifyPassword } from "./passwords";
 import type { ApiKeys } from "./api-keys";
+import { dailyBudgetOf } from "./rate-limiter";
 
 export const TIERS: readonly Tier[] = ["free", "pro", "enterprise"];
 export const ROLES: readonly Role[] = ["user", "admin"];
@@ -330,4 +331,20 @@ export async function ensureInitialAdmin(
     ].join("\n"),
   );
   return { user: made.user, password: generated, apiKey: made.key, file };
+}
+
+/** An account as operators see it (never the password hash). */
+export function userView(user: User) {
+  return {
+    id: String(user.id),
+    email: user.email,
+    tier: user.tier,
+    role: user.role,
+    disabled: user.disabled,
+    dailyLimit: user.dailyLimit,
+    /** The budget in force (dailyLimit, else the tier's); null is unlimited. */
+    dailyBudget: dailyBudgetOf(user),
+    createdAt: isoTime(user.createdAt),
+    updatedAt: isoTime(user.updatedAt),
+  };
 }

@@ -2,6 +2,7 @@
 // short prefix to tell keys apart. Creating, listing, revoking, and recording use cheaply (lastUsedAt is
 // written in batches, at most once a minute per key).
 
+import { isoTime } from "../domain/clock";
 import { and, asc, eq, isNull } from "drizzle-orm";
 import type { Clock } from "../domain/clock";
 import { AppError } from "../domain/errors";
@@ -151,4 +152,19 @@ export class ApiKeys {
   private changed(): void {
     for (const listener of this.listeners) listener();
   }
+}
+
+/**
+ * A key as clients and operators see it: never the key itself nor its hash. `revokedAt` only on a revoked key
+ * (the contract's listing shows active keys with exactly the other five fields).
+ */
+export function apiKeyView(record: ApiKeyRecord) {
+  return {
+    id: String(record.id),
+    name: record.name,
+    prefix: record.prefix,
+    createdAt: isoTime(record.createdAt),
+    lastUsedAt: record.lastUsedAt === null ? null : isoTime(record.lastUsedAt),
+    ...(record.revokedAt === null ? {} : { revokedAt: isoTime(record.revokedAt) }),
+  };
 }

@@ -3,28 +3,14 @@
 // is rebuilt on the change).
 
 import { Elysia } from "elysia";
-import { isoTime } from "../../domain/clock";
 import { AppError } from "../../domain/errors";
-import { parseNewUser, parseUserPatch, type User } from "../../services/accounts";
-import { dailyBudgetOf } from "../../services/rate-limiter";
+import { parseNewUser, parseUserPatch, userView, type User } from "../../services/accounts";
 import type { Services } from "../../services/services";
 import { authPlugin } from "../auth";
 
 export function adminUserRoutes(services: Services) {
   const { accounts, rateLimiter } = services;
-  const publicUser = (user: User) => ({
-    id: String(user.id),
-    email: user.email,
-    tier: user.tier,
-    role: user.role,
-    disabled: user.disabled,
-    dailyLimit: user.dailyLimit,
-    /** The budget in force (dailyLimit, else the tier's); null is unlimited. */
-    dailyBudget: dailyBudgetOf(user),
-    requestsToday: rateLimiter.used(user.id),
-    createdAt: isoTime(user.createdAt),
-    updatedAt: isoTime(user.updatedAt),
-  });
+  const publicUser = (user: User) => ({ ...userView(user), requestsToday: rateLimiter.used(user.id) });
   return new Elysia()
     .use(authPlugin(services))
     .get("/v1/admin/users", () => ({ success: true, data: accounts.list().map(publicUser) }), { auth: "admin" })

@@ -4,7 +4,7 @@
 import { Elysia } from "elysia";
 import { isoTime } from "../../domain/clock";
 import { AppError } from "../../domain/errors";
-import { parseKeyName, type ApiKeyRecord } from "../../services/api-keys";
+import { apiKeyView, parseKeyName } from "../../services/api-keys";
 import type { Services } from "../../services/services";
 import { authPlugin } from "../auth";
 
@@ -22,27 +22,17 @@ export function keyRoutes(services: Services) {
       },
       { auth: "user" },
     )
-    .get("/v1/keys", ({ principal }) => ({ success: true, data: apiKeys.listForUser(principal.userId).map(publicKey) }), { auth: "user" })
+    .get("/v1/keys", ({ principal }) => ({ success: true, data: apiKeys.listForUser(principal.userId).map(apiKeyView) }), { auth: "user" })
     .delete(
       "/v1/keys/:id",
       ({ params, principal }) => {
         const id = parseId(params.id);
         if (id === null) throw new AppError("not_found", `No active API key with id ${params.id}`);
         const record = apiKeys.revoke(id, principal.userId);
-        return { success: true, data: { ...publicKey(record), revokedAt: isoTime(record.revokedAt!) } };
+        return { success: true, data: apiKeyView(record) };
       },
       { auth: "user" },
     );
-}
-
-function publicKey(record: ApiKeyRecord) {
-  return {
-    id: String(record.id),
-    name: record.name,
-    prefix: record.prefix,
-    createdAt: isoTime(record.createdAt),
-    lastUsedAt: record.lastUsedAt === null ? null : isoTime(record.lastUsedAt),
-  };
 }
 
 /** A public id (decimal string of a row id), or null when it cannot be one. */

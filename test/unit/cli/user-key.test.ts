@@ -107,7 +107,7 @@ describe("abuse-intel key", () => {
     expect(stored).toBeDefined();
 
     const listed = JSON.parse((await cli(["key", "list", "--email", "alice@example.com", "--json"])).stdout);
-    expect(listed).toEqual([{ id: String(stored!.id), name: "edge firewall", prefix: key.slice(0, 12), createdAt: expect.any(String), lastUsedAt: null, revokedAt: null }]);
+    expect(listed).toEqual([{ id: String(stored!.id), name: "edge firewall", prefix: key.slice(0, 12), createdAt: expect.any(String), lastUsedAt: null }]);
     expect(JSON.stringify(listed)).not.toContain(key);
 
     const revoked = await cli(["key", "revoke", String(stored!.id)]);

@@ -23,17 +23,7 @@ import {
   unreportableReason,
   type Ip,
 } from "../../../src/domain/ip.ts";
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
+import { rng } from "../../support/random";
 
 const wordsToBigInt = (w: ArrayLike<number>) => Array.from(w).reduce((acc, x) => (acc << 32n) | BigInt(x >>> 0), 0n);
 

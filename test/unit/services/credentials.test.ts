@@ -56,3 +56,50 @@ describe("loadJwtSecret", () => {
     expect(() => loadJwtSecret(null, dir)).toThrow(/jwt-secret/);
   });
 });
+
+describe("verifyHs256 agrees with jose's jwtVerify (HS256)", async () => {
+  const { SignJWT, jwtVerify } = await import("jose");
+  const { createHmac } = await import("node:crypto");
+  const { verifyHs256 } = await import("../../../src/services/credentials");
+  const secret = new TextEncoder().encode("k".repeat(32));
+  const other = new TextEncoder().encode("o".repeat(32));
+  const now = 1_800_000_000;
+  const b64 = (value: unknown) => Buffer.from(typeof value === "string" ? value : JSON.stringify(value)).toString("base64url");
+  /** A token from raw header and claims, signed with `key` over exactly those parts. */
+  const raw = (header: unknown, claims: unknown, key = secret) => {
+    const input = `${b64(header)}.${b64(claims)}`;
+    return `${input}.${createHmac("sha256", key).update(input).digest("base64url")}`;
+  };
+  const signed = (claims: Record<string, unknown>, key = secret) => new SignJWT(claims).setProtectedHeader({ alg: "HS256" }).sign(key);
+  const HS = { alg: "HS256", typ: "JWT" };
+
+  const cases: [string, () => Promise<string> | string][] = [
+    ["valid", () => signed({ sub: "1", exp: now + 60, iat: now })],
+    ["expired", () => signed({ sub: "1", exp: now - 1 })],
+    ["expiring now", () => signed({ sub: "1", exp: now })],
+    ["not yet valid (nbf)", () => signed({ sub: "1", exp: now + 60, nbf: now + 10 })],
+    ["nbf now", () => signed({ sub: "1", exp: now + 60, nbf: now })],
+    ["another key", () => signed({ sub: "1", exp: now + 60 }, other)],
+    ["alg none", () => `${b64({ alg: "none" })}.${b64({ sub: "1", exp: now + 60 })}.`],
+    ["alg HS512 header", () => raw({ alg: "HS512" }, { sub: "1", exp: now + 60 })],
+    ["exp as a string", () => raw(HS, { sub: "1", exp: String(now + 60) })],
+    ["iat as a string", () => raw(HS, { sub: "1", exp: now + 60, iat: "x" })],
+    ["claims an array", () => raw(HS, [1, 2])],
+    ["header not JSON", () => raw("nope", { sub: "1", exp: now + 60 })],
+    ["signature of other bytes", async () => (await signed({ sub: "1", exp: now + 60 })).replace(/\.[^.]+$/, `.${b64("x".repeat(32))}`)],
+    ["claims changed after signing", async () => {
+      const [h, , s] = (await signed({ sub: "1", exp: now + 60 })).split(".");
+      return `${h}.${b64({ sub: "2", exp: now + 60 })}.${s}`;
+    }],
+  ];
+
+  test.each(cases)("%s", async (_name, make) => {
+    const token = await make();
+    const ours = verifyHs256(token, secret, now);
+    const theirs = await jwtVerify(token, secret, { algorithms: ["HS256"], currentDate: new Date(now * 1000) }).then(
+      (r) => r.payload as Record<string, unknown>,
+      () => null,
+    );
+    expect(ours).toEqual(theirs);
+  });
+});

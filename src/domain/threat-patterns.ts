@@ -8,8 +8,7 @@
 // - Only addresses count, not reports: one address reported 50 times is one address.
 // - A subnet burst names its network (`203.0.113.0/24`) and the category when every report of its span has the
 //   same one, else null. A campaign is named `AS<n>:<CATEGORY>`; its CIDR is the smallest network covering the
-//   addresses seen (of the family with the most of them). That network can be very wide (an ASN's ranges are
-//   scattered): receivers must look at `kind` before treating the CIDR as something to block.
+//   addresses seen (of the family with the most of them), never wider than a /16 or /32 (see campaignCidr).
 
 import type { Category } from "./categories.ts";
 import { DAY_MS } from "./scoring.ts";
@@ -116,7 +115,7 @@ export function detectPatterns(observations: Iterable<ThreatObservation>, thresh
     found.push({
       kind: "category_campaign",
       patternKey: key,
-      cidr: coveringCidr(span.addresses),
+      cidr: campaignCidr(span.addresses),
       asn: group[0].asn,
       category: group[0].category,
       addresses: span.addresses.map((ip) => ip.text),
@@ -187,6 +186,36 @@ function commonPrefixLength(a: Ip, b: Ip): number {
     return 128;
   }
   throw new RangeError("addresses of different families share no prefix");
+}
+
+/** A campaign's network is never wider than this (IPv4 /16, IPv6 /32): see campaignCidr. */
+export const CAMPAIGN_MIN_PREFIX = { 4: 16, 6: 32 } as const;
+
+/**
+ * The network a `category_campaign` names: the smallest one covering its addresses, unless that is wider than
+ * a /16 (IPv4) or /32 (IPv6). An ASN's ranges are scattered, so the covering network of 20 Google addresses is
+ * 0.0.0.0/0, and a receiver that blocks the `ip` of every threat would block the world. Then it is the /16 or
+ * /32 holding the most of the addresses (the lowest on a tie); the full list is in GET /v1/threats.
+ */
+export function campaignCidr(addresses: readonly Ip[]): string {
+  const covering = coveringCidr(addresses);
+  const [network, length] = covering.split("/");
+  const version = network.includes(":") ? 6 : 4;
+  const minimum = CAMPAIGN_MIN_PREFIX[version];
+  if (Number(length) >= minimum) return covering;
+  const blocks = new Map<string, { network: Ip; count: number }>();
+  for (const ip of addresses) {
+    if (ip.version !== version) continue;
+    const block = cidrOf(ip, minimum);
+    const seen = blocks.get(block.text) ?? { network: block.network, count: 0 };
+    seen.count++;
+    blocks.set(block.text, seen);
+  }
+  let best: { text: string; network: Ip; count: number } | null = null;
+  for (const [text, { network, count }] of blocks) {
+    if (best === null || count > best.count || (count === best.count && compareIp(network, best.network) < 0)) best = { text, network, count };
+  }
+  return best!.text;
 }
 
 /** The smallest network covering `addresses` (sorted, non-empty) of the family that has the most of them. */

@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import type { Category } from "../../../src/domain/categories";
-import { parseIp } from "../../../src/domain/ip";
+import { compareIp, parseIp } from "../../../src/domain/ip";
 import {
+  campaignCidr,
   coveringCidr,
   DEFAULT_THREAT_THRESHOLDS,
   detectPatterns,
@@ -82,7 +83,7 @@ describe("category_campaign", () => {
       patternKey: "AS64500:SSH",
       asn: 64500,
       category: "SSH",
-      cidr: "198.16.0.0/13", // 198.18.0.9 .. 198.22.3.9
+      cidr: "198.18.0.0/16", // covering 198.18.0.9 .. 198.22.3.9 would be a /13: the /16 with the most (the lowest of equals)
       windowStartMs: T0,
       windowEndMs: T0 + 57 * MIN,
     });
@@ -136,6 +137,19 @@ describe("thresholds", () => {
     } catch (error) {
       expect((error as { details?: { field: string }[] }).details?.map((d) => d.field)).toEqual(["windowMs", "subnetMinAddresses", "ipv4SubnetPrefix"]);
     }
+  });
+});
+
+describe("campaignCidr: never wider than a /16 or /32", () => {
+  test.each([
+    [["8.8.8.1", "8.8.8.20"], "8.8.8.0/27"],
+    [["8.8.8.8", "8.8.4.4"], "8.8.0.0/20"],
+    [["8.8.8.8", "8.8.4.4", "216.58.192.1"], "8.8.0.0/16"],
+    [["8.8.8.8", "216.58.192.1"], "8.8.0.0/16"],
+    [["216.58.192.1", "8.8.8.8", "216.58.1.1"], "216.58.0.0/16"],
+    [["2001:db8::1", "2001:db9::1", "2001:db9::2"], "2001:db9::/32"],
+  ])("%j → %s", (addresses, cidr) => {
+    expect(campaignCidr(addresses.map(parseIp).sort(compareIp))).toBe(cidr);
   });
 });
 

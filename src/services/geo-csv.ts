@@ -2,6 +2,7 @@
 // addresses or decimal numbers, IPv4 or IPv6, into inclusive ranges; bad lines are collected, not thrown.
 // Used by `geo import` and by the build step that packs the default data.
 
+import { tryParseIp } from "../domain/ip";
 import type { AsnRange, CountryRange } from "../index/range-table-writer";
 
 export type GeoCsvLayout = "country" | "asn";
@@ -93,41 +94,16 @@ export function ipv4TextToBigInt(text: string): bigint | null {
   return BigInt(value);
 }
 
-/** IPv6 text (with `::` and an optional dotted-quad tail, no zone) to a 128-bit number, or null. */
+/**
+ * IPv6 text to a 128-bit number, or null, through the product's address parser. An IPv4-mapped address stays
+ * in the IPv6 space here (`::ffff:a.b.c.d`), since these are IPv6 range files.
+ */
 export function ipv6TextToBigInt(text: string): bigint | null {
-  if (text.length < 2 || text.includes("%")) return null;
-  const halves = text.split("::");
-  if (halves.length > 2) return null;
-  const groups = (part: string): number[] | null => {
-    if (part === "") return [];
-    const out: number[] = [];
-    const pieces = part.split(":");
-    for (let i = 0; i < pieces.length; i++) {
-      const piece = pieces[i];
-      if (i === pieces.length - 1 && piece.includes(".")) {
-        const v4 = ipv4TextToBigInt(piece);
-        if (v4 === null) return null;
-        out.push(Number(v4 >> 16n), Number(v4 & 0xffffn));
-      } else {
-        if (!/^[0-9a-fA-F]{1,4}$/.test(piece)) return null;
-        out.push(parseInt(piece, 16));
-      }
-    }
-    return out;
-  };
-  const head = groups(halves[0]);
-  const tail = halves.length === 2 ? groups(halves[1]) : [];
-  if (head === null || tail === null) return null;
-  let all: number[];
-  if (halves.length === 2) {
-    if (head.length + tail.length > 7) return null;
-    all = [...head, ...new Array<number>(8 - head.length - tail.length).fill(0), ...tail];
-  } else {
-    if (head.length !== 8) return null;
-    all = head;
-  }
+  const ip = tryParseIp(text);
+  if (typeof ip === "string") return null;
+  if (ip.version === 4) return (0xffffn << 32n) | BigInt(ip.value);
   let value = 0n;
-  for (const g of all) value = (value << 16n) | BigInt(g);
+  for (const word of ip.words) value = (value << 32n) | BigInt(word);
   return value;
 }
 

@@ -2,6 +2,8 @@
 // 16-byte separator, data section, metadata. Nested networks are allowed (the more specific one wins); identical
 // data values are stored once. https://maxmind.github.io/MaxMind-DB/
 
+import { tryParseCidr } from "../../src/domain/ip";
+
 export interface MmdbEntry {
   /** `a.b.c.d/len`, `v6::/len`, or a bare address (a /32 or /128). */
   cidr: string;
@@ -138,58 +140,13 @@ interface ParsedNetwork {
   version: 4 | 6;
 }
 
-function parseV4(text: string): number | null {
-  const parts = text.split(".");
-  if (parts.length !== 4) return null;
-  let value = 0;
-  for (const p of parts) {
-    if (!/^\d{1,3}$/.test(p) || Number(p) > 255) return null;
-    value = value * 256 + Number(p);
-  }
-  return value;
-}
-
-function parseV6(text: string): Uint32Array | null {
-  const halves = text.split("::");
-  if (halves.length > 2) return null;
-  const groups = (part: string): number[] | null => {
-    if (part === "") return [];
-    const out: number[] = [];
-    const pieces = part.split(":");
-    for (let i = 0; i < pieces.length; i++) {
-      if (i === pieces.length - 1 && pieces[i].includes(".")) {
-        const v4 = parseV4(pieces[i]);
-        if (v4 === null) return null;
-        out.push(v4 >>> 16, v4 & 0xffff);
-      } else if (/^[0-9a-f]{1,4}$/i.test(pieces[i])) out.push(parseInt(pieces[i], 16));
-      else return null;
-    }
-    return out;
-  };
-  const head = groups(halves[0]);
-  const tail = halves.length === 2 ? groups(halves[1]) : [];
-  if (head === null || tail === null) return null;
-  const fill = 8 - head.length - tail.length;
-  if (halves.length === 2 ? fill < 1 : fill !== 0) return null;
-  const all = [...head, ...new Array<number>(halves.length === 2 ? fill : 0).fill(0), ...tail];
-  const words = new Uint32Array(4);
-  for (let i = 0; i < 4; i++) words[i] = ((all[i * 2] << 16) | all[i * 2 + 1]) >>> 0;
-  return words;
-}
-
+/** A network in the writer's terms, parsed by the product's own CIDR parser. */
 export function parseNetwork(cidr: string): ParsedNetwork {
-  const slash = cidr.indexOf("/");
-  const address = slash < 0 ? cidr : cidr.slice(0, slash);
-  if (address.includes(":")) {
-    const words = parseV6(address);
-    const prefix = slash < 0 ? 128 : Number(cidr.slice(slash + 1));
-    if (words === null || !Number.isInteger(prefix) || prefix < 0 || prefix > 128) throw new Error(`bad network ${cidr}`);
-    return { words, prefix, version: 6 };
-  }
-  const v4 = parseV4(address);
-  const prefix = slash < 0 ? 32 : Number(cidr.slice(slash + 1));
-  if (v4 === null || !Number.isInteger(prefix) || prefix < 0 || prefix > 32) throw new Error(`bad network ${cidr}`);
-  return { words: Uint32Array.of(0, 0, 0, v4), prefix, version: 4 };
+  const parsed = tryParseCidr(cidr);
+  if (typeof parsed === "string") throw new Error(`bad network ${cidr}: ${parsed}`);
+  const { network, prefixLength, version } = parsed;
+  const words = network.version === 4 ? Uint32Array.of(0, 0, 0, network.value) : Uint32Array.from(network.words);
+  return { words, prefix: prefixLength, version };
 }
 
 export function writeMmdb(entries: MmdbEntry[], options: MmdbOptions = {}): Uint8Array {

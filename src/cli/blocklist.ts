@@ -6,7 +6,7 @@
 import { resolveConfig } from "../config";
 import { AppError } from "../domain/errors";
 import { flag, parseArgs } from "./args";
-import { DATA_DIR_HELP, type Command } from "./command";
+import { DATA_DIR_HELP, type Command, SCORING_FLAGS, SCORING_HELP } from "./command";
 
 const HELP = [
   "Usage: abuse-intel blocklist [--snapshot FILE] [--category C] [--risk LEVEL] [--ip-version 4|6] [--format F]",
@@ -20,6 +20,7 @@ const HELP = [
   "  --format F             json (default), txt, cidr, nft, ipset, csv",
   "  --generated-at TIME    the time printed as generatedAt (ISO 8601; default now)",
   "  --snapshot FILE        read this snapshot instead of the data directory (env ABUSE_INTEL_SNAPSHOT)",
+  SCORING_HELP,
   DATA_DIR_HELP,
 ].join("\n");
 
@@ -29,7 +30,7 @@ export const blocklistCommand: Command = {
   help: HELP,
   async run(argv) {
     const args = parseArgs(argv, {
-      values: ["--snapshot", "--data-dir", "--category", "--risk", "--ip-version", "--format", "--generated-at", "--retention-days", "--half-life-days"],
+      values: ["--snapshot", "--data-dir", "--category", "--risk", "--ip-version", "--format", "--generated-at", ...SCORING_FLAGS],
     });
     if (args.positionals.length > 0) throw new AppError("bad_request", `blocklist takes no arguments, got "${args.positionals[0]}"`);
     const generatedAt = flag(args, "--generated-at");

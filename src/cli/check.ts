@@ -7,7 +7,7 @@ import { AppError } from "../domain/errors";
 import { tryParseIp, type Ip } from "../domain/ip";
 import type { IpDetail, Reputation } from "../services/reputation";
 import { hasSwitch, parseArgs } from "./args";
-import { DATA_DIR_HELP, type Command } from "./command";
+import { DATA_DIR_HELP, type Command, SCORING_FLAGS, SCORING_HELP } from "./command";
 
 const HELP = [
   "Usage: abuse-intel check [--snapshot FILE] [--json] IP... | -",
@@ -22,6 +22,7 @@ const HELP = [
   '                         {"success":false,"input","error","code":"bad_request"}',
   "  --snapshot FILE        read this snapshot instead of the data directory (env ABUSE_INTEL_SNAPSHOT)",
   "  --geo-mmdb FILE        MaxMind-format database adding cities (env ABUSE_INTEL_GEO_MMDB)",
+  SCORING_HELP,
   DATA_DIR_HELP,
   "",
   "Without --json: a table. Exit status 0, or 1 when an input was not a valid address (the others are answered).",
@@ -33,7 +34,7 @@ export const checkCommand: Command = {
   help: HELP,
   async run(argv) {
     const args = parseArgs(argv, {
-      values: ["--snapshot", "--data-dir", "--geo-mmdb", "--retention-days", "--half-life-days"],
+      values: ["--snapshot", "--data-dir", "--geo-mmdb", ...SCORING_FLAGS],
       switches: ["--json"],
     });
     if (args.positionals.length === 0) throw new AppError("bad_request", `check needs addresses, or - to read them from stdin\n\n${HELP}`);

@@ -10,3 +10,7 @@ export interface Command {
 
 /** The data-directory options every command that touches the database takes, for help texts. */
 export const DATA_DIR_HELP = "  --data-dir DIR        data directory (env ABUSE_INTEL_DATA_DIR, default ./data)";
+
+/** The scoring options of `serve`, taken by every command that scores: give them the server's values. */
+export const SCORING_FLAGS = ["--retention-days", "--half-life-days", "--scoring"];
+export const SCORING_HELP = "  --retention-days N, --half-life-days N, --scoring JSON   the server's scoring settings (env as for serve)";

@@ -10,7 +10,7 @@ import { createAddressScorer } from "../services/address-scorer";
 import { importReports, parseReportCsv } from "../services/report-import";
 import { openStore } from "../store/database";
 import { flag, parseArgs } from "./args";
-import { DATA_DIR_HELP, type Command } from "./command";
+import { DATA_DIR_HELP, type Command, SCORING_FLAGS, SCORING_HELP } from "./command";
 
 /** Bad rows listed one by one; past this many only their count is printed. */
 const MAX_BAD_ROWS_LISTED = 1_000;
@@ -27,6 +27,7 @@ const REPORTS_HELP = [
   "",
   "  --reporter EMAIL      the account the reports are attributed to (it must exist)",
   "  --severity N          severity 1-5 of every imported report (default 3)",
+  SCORING_HELP,
   DATA_DIR_HELP,
 ].join("\n");
 
@@ -46,7 +47,7 @@ export const importCommand: Command = {
   },
 };
 
-const CONFIG_FLAGS = OPTIONS.filter((o) => ["--data-dir", "--retention-days", "--half-life-days"].includes(o.flag)).map((o) => o.flag);
+const CONFIG_FLAGS = OPTIONS.filter((o) => ["--data-dir", ...SCORING_FLAGS].includes(o.flag)).map((o) => o.flag);
 
 async function importReportsCommand(argv: string[]): Promise<number> {
   const args = parseArgs(argv, { values: ["--reporter", "--severity", ...CONFIG_FLAGS] });

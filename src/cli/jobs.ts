@@ -9,7 +9,7 @@ import type { JobStatus } from "../jobs/scheduler";
 import { createServices } from "../services/services";
 import { openStore } from "../store/database";
 import { hasSwitch, parseArgs } from "./args";
-import { DATA_DIR_HELP, type Command } from "./command";
+import { DATA_DIR_HELP, type Command, SCORING_FLAGS, SCORING_HELP } from "./command";
 import { printColumns } from "./user";
 
 const HELP = [
@@ -22,11 +22,12 @@ const HELP = [
   "      detect-threats, expire, snapshot. Events it queues are delivered by the running server.",
   "",
   "  --schedule NAME=CRON  a job's schedule, as for serve (repeatable) [ABUSE_INTEL_SCHEDULE_<NAME>]",
-  "  --retention-days N, --half-life-days N, --geo-mmdb FILE: as for serve (use the server's values)",
+  SCORING_HELP,
+  "  --geo-mmdb FILE        as for serve",
   DATA_DIR_HELP,
 ].join("\n");
 
-const CONFIG_FLAGS = OPTIONS.filter((o) => ["--data-dir", "--retention-days", "--half-life-days", "--geo-mmdb"].includes(o.flag)).map((o) => o.flag);
+const CONFIG_FLAGS = OPTIONS.filter((o) => ["--data-dir", "--geo-mmdb", ...SCORING_FLAGS].includes(o.flag)).map((o) => o.flag);
 
 export const jobsCommand: Command = {
   name: "jobs",

@@ -4,7 +4,7 @@
 import { resolveConfig, scoringParametersOf } from "../config";
 import { AppError } from "../domain/errors";
 import { flag, hasSwitch, parseArgs } from "./args";
-import { DATA_DIR_HELP, type Command } from "./command";
+import { DATA_DIR_HELP, type Command, SCORING_FLAGS, SCORING_HELP } from "./command";
 
 const HELP = [
   "Usage: abuse-intel snapshot <export|info|verify|keygen> [options]",
@@ -26,7 +26,7 @@ const HELP = [
   "`abuse-intel serve --snapshot FILE --api-key KEY`.",
   "",
   DATA_DIR_HELP,
-  "  --retention-days N, --half-life-days N   the server's scoring settings (env as for serve)",
+  SCORING_HELP,
 ].join("\n");
 
 export const snapshotCommand: Command = {
@@ -56,7 +56,7 @@ function oneFile(positionals: string[], sub: string): string {
 }
 
 async function exportCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { values: ["--out", "--sign-key", "--data-dir", "--retention-days", "--half-life-days"] });
+  const args = parseArgs(argv, { values: ["--out", "--sign-key", "--data-dir", ...SCORING_FLAGS] });
   if (args.positionals.length > 0) throw new AppError("bad_request", `snapshot export takes no arguments (the file is --out FILE)`);
   const out = flag(args, "--out");
   if (out === undefined) throw new AppError("bad_request", "snapshot export needs --out FILE");

@@ -13,6 +13,7 @@ import { users } from "../store/schema";
 import { generatePassword, hashPassword, PASSWORD_MAX_LENGTH, passwordProblem, verifyAgainstNothing, verifyPassword } from "./passwords";
 import type { ApiKeys } from "./api-keys";
 import { dailyBudgetOf } from "./rate-limiter";
+import { Listeners } from "./listeners";
 
 export const TIERS: readonly Tier[] = ["free", "pro", "enterprise"];
 export const ROLES: readonly Role[] = ["user", "admin"];
@@ -61,7 +62,7 @@ const userColumns = {
 };
 
 export class Accounts {
-  private readonly listeners: Listener[] = [];
+  private readonly listeners = new Listeners("account change");
 
   constructor(
     private readonly store: Store,
@@ -70,11 +71,7 @@ export class Accounts {
 
   /** Called after every change this instance makes (other connections' changes reach the change watcher). */
   onChange(listener: Listener): () => void {
-    this.listeners.push(listener);
-    return () => {
-      const at = this.listeners.indexOf(listener);
-      if (at >= 0) this.listeners.splice(at, 1);
-    };
+    return this.listeners.add(listener);
   }
 
   async create(input: NewUser): Promise<User> {
@@ -165,7 +162,7 @@ export class Accounts {
   }
 
   private changed(): void {
-    for (const listener of this.listeners) listener();
+    this.listeners.emit();
   }
 }
 

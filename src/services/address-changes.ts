@@ -5,6 +5,7 @@
 
 import type { Ip } from "../domain/ip";
 import type { AddressRecord } from "../index/reputation-index";
+import { Listeners } from "./listeners";
 
 /** The part of the reputation index a writer needs. */
 export interface AddressIndexWriter {
@@ -33,18 +34,14 @@ export class AddressChanges {
 }
 
 export class AddressChangePublisher {
-  private readonly listeners: AddressChangeListener[] = [];
+  private readonly listeners = new Listeners<[Ip]>("address change");
 
   /** `index` null: a process with no index (a CLI command); the server notices such commits by itself. */
   constructor(private readonly index: AddressIndexWriter | null) {}
 
   /** Calls `listener` with each address whose record changed, after the commit; returns the unsubscriber. */
   onAddressChanged(listener: AddressChangeListener): () => void {
-    this.listeners.push(listener);
-    return () => {
-      const at = this.listeners.indexOf(listener);
-      if (at >= 0) this.listeners.splice(at, 1);
-    };
+    return this.listeners.add(listener);
   }
 
   /** Call after the commit of the transaction that produced `changes`. */
@@ -54,14 +51,7 @@ export class AddressChangePublisher {
         if (record) this.index.upsert(ip, record);
         else this.index.remove(ip);
       }
-      for (const listener of this.listeners) {
-        try {
-          listener(ip);
-        } catch (error) {
-          // A listener's failure must not undo or hide a committed change from the others.
-          console.error("address change listener failed:", error);
-        }
-      }
+      this.listeners.emit(ip);
     }
   }
 }

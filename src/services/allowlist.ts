@@ -8,6 +8,7 @@ import { tryParseCidr, type Cidr, type Ip } from "../domain/ip";
 import { CidrSet } from "../index/cidr-set";
 import type { Store } from "../store/database";
 import { allowlist } from "../store/schema";
+import { Listeners } from "./listeners";
 
 export interface AllowlistEntry {
   id: string;
@@ -43,8 +44,8 @@ export function parseAllowlistCidr(input: unknown): Cidr {
 
 export function createAllowlist(store: Store, clock: Clock): Allowlist {
   const set = new CidrSet();
-  const listeners: (() => void)[] = [];
-  const changed = () => listeners.forEach((l) => l());
+  const listeners = new Listeners("allowlist change");
+  const changed = () => listeners.emit();
   const view = (row: typeof allowlist.$inferSelect): AllowlistEntry => ({
     id: String(row.id),
     cidr: row.cidr,
@@ -98,6 +99,6 @@ export function createAllowlist(store: Store, clock: Clock): Allowlist {
       reload();
       changed();
     },
-    onChange: (listener) => void listeners.push(listener),
+    onChange: (listener) => void listeners.add(listener),
   };
 }

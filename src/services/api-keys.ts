@@ -9,6 +9,7 @@ import { AppError } from "../domain/errors";
 import { inTransaction, type Store } from "../store/database";
 import { apiKeys } from "../store/schema";
 import { randomBase62 } from "./passwords";
+import { Listeners } from "./listeners";
 
 export const API_KEY_PREFIX = "aik_";
 export const API_KEY_RANDOM_LENGTH = 40;
@@ -70,7 +71,7 @@ const recordColumns = {
 type Listener = () => void;
 
 export class ApiKeys {
-  private readonly listeners: Listener[] = [];
+  private readonly listeners = new Listeners("API key change");
   /** Uses not yet written: key id → time of use. */
   private readonly pendingUse = new Map<number, number>();
 
@@ -81,11 +82,7 @@ export class ApiKeys {
 
   /** Called after every key this instance creates or revokes. */
   onChange(listener: Listener): () => void {
-    this.listeners.push(listener);
-    return () => {
-      const at = this.listeners.indexOf(listener);
-      if (at >= 0) this.listeners.splice(at, 1);
-    };
+    return this.listeners.add(listener);
   }
 
   /** Creates a key for `userId`; the key itself is returned only here. */
@@ -150,7 +147,7 @@ export class ApiKeys {
   }
 
   private changed(): void {
-    for (const listener of this.listeners) listener();
+    this.listeners.emit();
   }
 }
 

@@ -3,13 +3,14 @@
 // when another connection has committed since this connection last looked; polling it costs microseconds.
 
 import type { Database } from "bun:sqlite";
+import { Listeners } from "./listeners";
 
 export const CHANGE_POLL_INTERVAL_MS = 500;
 
 export type ChangeListener = () => void;
 
 export class ChangeWatcher {
-  private readonly listeners: ChangeListener[] = [];
+  private readonly listeners = new Listeners("change");
   private timer: ReturnType<typeof setInterval> | null = null;
   private lastVersion: number;
 
@@ -22,11 +23,7 @@ export class ChangeWatcher {
 
   /** Calls `listener` after another connection commits; returns the function that unsubscribes it. */
   onExternalChange(listener: ChangeListener): () => void {
-    this.listeners.push(listener);
-    return () => {
-      const at = this.listeners.indexOf(listener);
-      if (at >= 0) this.listeners.splice(at, 1);
-    };
+    return this.listeners.add(listener);
   }
 
   start(): void {
@@ -52,13 +49,7 @@ export class ChangeWatcher {
     }
     if (version === this.lastVersion) return false;
     this.lastVersion = version;
-    for (const listener of [...this.listeners]) {
-      try {
-        listener();
-      } catch (error) {
-        console.error("change listener failed:", error);
-      }
-    }
+    this.listeners.emit();
     return true;
   }
 

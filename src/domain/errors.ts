@@ -56,7 +56,6 @@ export class AppError extends Error {
   }
 }
 
-export const badRequest = (message: string) => new AppError("bad_request", message);
 export const notFound = (message: string) => new AppError("not_found", message);
 export const validationFailed = (details: FieldError[], message = "The request is not valid") =>
   new AppError("validation_failed", message, { details });

@@ -165,13 +165,6 @@ export function openSnapshot(file: string, options: OpenSnapshotOptions = {}): O
   }
 }
 
-/**
- * Computes an address's record at a time from its counting reports, as the server's scorer does, without
- * writing it: the data directory is opened read-only.
- */
-export function createComputingScorer(store: Store, params: ScoringParameters): AddressScorer {
-  return createAddressScorer(store, params, { persist: false });
-}
 
 /**
  * The local data directory, read-only, answering as a server on it would: the index built from `addresses`,
@@ -194,7 +187,8 @@ export async function openDataDirectory(config: Config, options: { needGeo: bool
             throw new AppError("internal_error", "enrichment was not loaded for this command");
           },
         };
-    const scorer = createComputingScorer(store, scoring);
+    // The server's scorer without its writes: the data directory is opened read-only.
+    const scorer = createAddressScorer(store, scoring, { persist: false });
     const reputation = createReputation({ index, geo, allowlist, store, clock, scorer, params: scoring });
     return { description: `data directory ${config.dataDir}`, info: null, store, scoring, index, allowlist, clock, geo, reputation, close: () => store.close() };
   } catch (error) {

@@ -48,14 +48,14 @@ export type JsonAnswer = (
   principal: Principal,
   remaining: number | null,
   set: { headers: Record<string, string | number> },
-  body: () => string,
+  body: () => string | Uint8Array,
 ) => Response;
 
 /**
  * The answer of routes declaring `authOwnHeaders`: given the request's `principal`, `remaining` and `set`, the
- * JSON text `body()` makes with the X-RateLimit-* headers, in one Response. The headers that stay the same all
- * day (type, limit, reset) are kept per budget, so each answer copies them and sets one. If `body` throws, the
- * headers go on the error response instead, as with `auth`.
+ * JSON `body()` makes (text, or UTF-8 bytes) with the X-RateLimit-* headers, in one Response. The headers that
+ * stay the same all day (type, limit, reset) are kept per budget, so each answer copies them and sets one. If
+ * `body` throws, the headers go on the error response instead, as with `auth`.
  */
 export function jsonAnswerer(services: Services): JsonAnswer {
   const limiter = services.rateLimiter;
@@ -76,15 +76,15 @@ export function jsonAnswerer(services: Services): JsonAnswer {
     return headers;
   }
   return (principal, remaining, set, body) => {
-    let text: string;
+    let content: string | Uint8Array;
     try {
-      text = body();
+      content = body();
     } catch (error) {
       if (remaining !== null) setRateLimitHeaders(services, principal, remaining, set.headers);
       throw error;
     }
-    if (remaining === null) return new Response(text, PLAIN_JSON);
-    const response = new Response(text, { headers: templateOf(principal.dailyBudget as number) });
+    if (remaining === null) return new Response(content, PLAIN_JSON);
+    const response = new Response(content, { headers: templateOf(principal.dailyBudget as number) });
     response.headers.set("x-ratelimit-remaining", String(remaining));
     return response;
   };

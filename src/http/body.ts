@@ -2,9 +2,12 @@
 // a wrong media type is 415, malformed JSON 400, too large 413. A few routes take text (feeds) or forms
 // (the AbuseIPDB-compatible API); they name their own limits.
 
+import { scanBulkBody } from "../domain/bulk-inputs";
 import { AppError } from "../domain/errors";
 
 export const JSON_BODY_LIMIT = 64 * 1024;
+/** Its common body is read straight into BulkInputs, without JSON.parse (see bulk-inputs.ts). */
+const BULK_PATH = "/v1/ip/bulk";
 
 export interface BodyRule {
   /** Accepted media types (lowercase, without parameters). */
@@ -30,7 +33,7 @@ export function bodyRuleFor(path: string): BodyRule {
 
 /**
  * Reads and parses a request body under the rule for its path. Returns undefined for an empty body, a parsed
- * value for JSON, a string for text, FormData for forms.
+ * value for JSON (BulkInputs for the common body of a bulk check), a string for text, FormData for forms.
  */
 export async function readBody(request: Request, path: string): Promise<unknown> {
   const rule = bodyRuleFor(path);
@@ -43,6 +46,10 @@ export async function readBody(request: Request, path: string): Promise<unknown>
     throw new AppError("unsupported_media_type", `The body must be sent as ${rule.types.join(" or ")}`);
   }
   if (mediaType === "application/json") {
+    if (path === BULK_PATH) {
+      const inputs = scanBulkBody(bytes);
+      if (inputs !== null) return inputs;
+    }
     try {
       return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
     } catch {

@@ -24,7 +24,7 @@ export interface AddressRecord {
 
 const NO_CATEGORY = 255;
 
-/** The columns that hold data (and travel in a snapshot); `stamp` is per-process bookkeeping. */
+/** The columns that hold data (and travel in a snapshot). */
 export const CARRIED_COLUMNS = ["categories", "firstSeen", "lastCategory", "lastSeen", "risk", "score", "total", "verified"] as const;
 export type CarriedColumn = (typeof CARRIED_COLUMNS)[number];
 export type ColumnArray = Uint8Array | Uint16Array | Uint32Array | Float64Array;
@@ -56,8 +56,6 @@ export class ReputationIndex {
   verified: Uint32Array;
   firstSeen: Float64Array;
   lastSeen: Float64Array;
-  /** The generation of the slot's last change: the per-address response cache compares it. */
-  stamp: Float64Array;
 
   constructor(
     private readonly thresholds: RiskThresholds = DEFAULT_RISK_THRESHOLDS,
@@ -72,7 +70,6 @@ export class ReputationIndex {
     this.verified = new Uint32Array(initialCapacity);
     this.firstSeen = new Float64Array(initialCapacity);
     this.lastSeen = new Float64Array(initialCapacity);
-    this.stamp = new Float64Array(initialCapacity);
   }
 
   /** An index over parts taken from `toParts()` (a snapshot): nothing is rebuilt. */
@@ -88,7 +85,6 @@ export class ReputationIndex {
     Object.assign(index, columns);
     index.v4 = v4;
     index.v6 = v6;
-    index.stamp = new Float64Array(slots);
     index.capacity = slots;
     index.nextSlot = slots;
     let earliest = Number.POSITIVE_INFINITY;
@@ -136,6 +132,8 @@ export class ReputationIndex {
 
   /** Called when an address enters the index (it was unknown until now): caches of unknown answers drop it. */
   onAddressAdded: ((ip: Ip) => void) | null = null;
+  /** Called when a slot's record changes or its address leaves: caches of answers by slot drop it. */
+  onSlotChanged: ((slot: number) => void) | null = null;
 
   /** Sets an address's record (adding it if new). */
   upsert(ip: Ip, record: AddressRecord): void {
@@ -147,10 +145,11 @@ export class ReputationIndex {
       this.onAddressAdded?.(ip);
     }
     this.write(slot, record);
-    this.stamp[slot] = ++this.generation;
+    this.generation++;
+    this.onSlotChanged?.(slot);
   }
 
-  /** Like upsert, but leaves the address (and its stamp) alone when the record is the same. */
+  /** Like upsert, but leaves the address alone (nothing is signalled) when the record is the same. */
   upsertIfChanged(ip: Ip, record: AddressRecord): boolean {
     const slot = this.slotOf(ip);
     if (slot !== NOT_FOUND && sameRecord(this.record(slot), record)) return false;
@@ -166,6 +165,7 @@ export class ReputationIndex {
     else this.v6.delete((ip as Ipv6).words, 128);
     this.freeSlots.push(slot);
     this.generation++;
+    this.onSlotChanged?.(slot);
     return true;
   }
 
@@ -214,13 +214,12 @@ export class ReputationIndex {
     this.verified = grow(this.verified);
     this.firstSeen = grow(this.firstSeen);
     this.lastSeen = grow(this.lastSeen);
-    this.stamp = grow(this.stamp);
     this.capacity = capacity;
   }
 
   /** Bytes held by the index: trees plus columns. */
   get byteSize(): number {
-    return this.v4.byteSize + this.v6.byteSize + this.capacity * (1 + 1 + 2 + 1 + 4 + 4 + 8 + 8 + 8);
+    return this.v4.byteSize + this.v6.byteSize + this.capacity * (1 + 1 + 2 + 1 + 4 + 4 + 8 + 8);
   }
 }
 

@@ -2,10 +2,11 @@
 // with no SQL per address. The response cache gives the reputation record's `cached` flag its meaning: the
 // same address asked again while nothing about it changed.
 
+import { BulkInputs } from "../domain/bulk-inputs";
 import { categoriesFromMask, categoryAt, type Category } from "../domain/categories";
 import type { Clock } from "../domain/clock";
 import { AppError } from "../domain/errors";
-import { ipFromWords, ipv4FromNumber, parseIp, tryParseIp, type Ip } from "../domain/ip";
+import { ipFromWords, ipv4FromNumber, parseIp, tryParseIp, tryParseIpv6Into, type Ip } from "../domain/ip";
 import { riskLevelFromCode, riskLevelOf, threatLevel, type RiskLevel } from "../domain/risk";
 import { DAY_MS, type ScoringParameters } from "../domain/scoring";
 import { NOT_FOUND } from "../index/radix-common";
@@ -13,6 +14,7 @@ import type { ReputationIndex } from "../index/reputation-index";
 import { inTransaction, type Store } from "../store/database";
 import type { AddressScorer } from "./address-scorer";
 import type { Allowlist } from "./allowlist";
+import { AnswerCache, lengthOf, NO_ANSWER } from "./answer-cache";
 
 /** What the enrichment knows of an address (country, network owner, city). */
 export interface GeoInfo {
@@ -74,14 +76,14 @@ export interface RecentRow {
 export interface Reputation {
   reputation(ip: Ip): ReputationData;
   /**
-   * The whole body of `GET /v1/ip/{ip}/reputation`, `{"success":true,"data":reputation(ip)}`, as JSON text: what
-   * the route sends, from the response cache without building an object or a string per request.
+   * The whole body of `GET /v1/ip/{ip}/reputation`, `{"success":true,"data":reputation(ip)}`: UTF-8 bytes from
+   * the response cache (a view that stays valid), or the text of an answer computed now.
    */
-  reputationBody(ip: Ip): string;
+  reputationBody(ip: Ip): string | Uint8Array;
   detail(ip: Ip): IpDetail;
   bulk(inputs: unknown[]): { results: ReputationData[]; invalid: { input: unknown; error: string }[] };
-  /** `bulk(inputs)` as JSON text. */
-  bulkJson(inputs: unknown[]): string;
+  /** The whole body of `POST /v1/ip/bulk` for these inputs, `{"success":true,"data":bulk(inputs)}`, as UTF-8. */
+  bulkBody(inputs: BulkInputs): Buffer;
   recent(limit: number, offset: number): { rows: RecentRow[]; total: number };
   /** Rescores the addresses whose oldest counting report passed retention: call before walking the index. */
   expireDue(): number;
@@ -91,10 +93,16 @@ export interface Reputation {
 
 /** The body of a 5.2 answer is this, the data object, and "}". */
 const BODY_HEAD = '{"success":true,"data":';
+const BULK_HEAD = '{"success":true,"data":{"results":[';
+const BULK_MIDDLE = '],"invalid":[';
+const BULK_TAIL = "]}}";
 /** Cached answers kept at most, for reported and for unknown addresses each. */
 const CACHE_LIMIT = 100_000;
 const EXPIRY_WALK_INTERVAL_MS = 10_000;
+/** In a bulk check's slot list: the input is not a plain address, so it takes the general path. */
+const NOT_PARSED = -2;
 const iso = (ms: number): string | null => (Number.isNaN(ms) ? null : new Date(ms).toISOString());
+const utf8 = new TextDecoder();
 
 export function createReputation(deps: {
   index: ReputationIndex;
@@ -107,18 +115,14 @@ export function createReputation(deps: {
 }): Reputation {
   const { index, geo, allowlist, store, clock, scorer, params } = deps;
   const retentionMs = params.retentionDays * DAY_MS;
-  // The response cache holds each answer as the body to send (with `cached: true`), so a cached answer costs no
-  // object and no serialization. Reported addresses are cached by index slot, valid while the slot's stamp is the
-  // one cached (every change to a slot, and every reuse of a freed slot, gives a new stamp); unknown addresses by
-  // their text.
-  let slotBody: (string | undefined)[] = [];
-  let slotStamp: number[] = [];
-  let slotCount = 0;
-  const unknownBody = new Map<string, string>();
-  // An address that enters the index makes its cached "unknown" answer stale, even when no lookup of it came
-  // in between (reported, then rejected: the next answer must say `cached: false`).
+  // The response cache holds each answer as the body to send with `cached: true` (see answer-cache.ts). The index
+  // says when a reported address's slot changes, and when an unknown address enters it: the next answer for it
+  // must say `cached: false` (reported, then rejected), even when no lookup of it came in between.
+  const cache = new AnswerCache(CACHE_LIMIT);
+  index.onSlotChanged = (slot) => cache.dropSlot(slot);
   index.onAddressAdded = (ip) => {
-    if (unknownBody.size > 0) unknownBody.delete(ip.text);
+    if (ip.version === 4) cache.dropUnknownV4(ip.value);
+    else cache.dropUnknownText(ip.text);
   };
   let lastExpiryWalk = Number.NEGATIVE_INFINITY;
 
@@ -137,8 +141,8 @@ export function createReputation(deps: {
     else index.remove(ip);
   }
 
-  /** The answer's body, computed from the index and the enrichment. */
-  function computeBody(ip: Ip, slot: number, cached: boolean): string {
+  /** The answer's data object as JSON, computed from the index and the enrichment. */
+  function computeData(ip: Ip, slot: number, cached: boolean): string {
     const g = geo.lookup(ip);
     const found = slot !== NOT_FOUND;
     const data: ReputationData = {
@@ -152,69 +156,112 @@ export function createReputation(deps: {
       isp: g.isp,
       cached,
     };
-    // One JSON.stringify makes one flat string, which is sent (and copied into bulk answers) without first being
-    // pieced together.
-    return JSON.stringify({ success: true, data });
+    return JSON.stringify(data);
   }
 
-  /** The body for one address; a computed answer is serialized twice, with `cached` false now and true for later. */
-  function lookupBody(ip: Ip, now: number): string {
+  /**
+   * One address's answer: the handle of its cached body, or, when nothing was cached, the data object computed
+   * now (with `cached: false`) as JSON text, after caching the body for the next request.
+   */
+  function answerOf(ip: Ip, now: number): number | string {
     const slot = freshSlot(ip, now);
-    if (slot === NOT_FOUND) {
-      const hit = unknownBody.get(ip.text);
-      if (hit !== undefined) return hit;
-      if (unknownBody.size >= CACHE_LIMIT) unknownBody.delete(unknownBody.keys().next().value as string);
-      unknownBody.set(ip.text, computeBody(ip, slot, true));
-      return computeBody(ip, slot, false);
+    if (slot !== NOT_FOUND) {
+      const hit = cache.ofSlot(slot);
+      if (hit !== NO_ANSWER) return hit;
+      cache.setSlot(slot, `${BODY_HEAD}${computeData(ip, slot, true)}}`);
+    } else {
+      const hit = ip.version === 4 ? cache.ofUnknownV4(ip.value) : cache.ofUnknownText(ip.text);
+      if (hit !== NO_ANSWER) return hit;
+      const body = `${BODY_HEAD}${computeData(ip, slot, true)}}`;
+      if (ip.version === 4) cache.setUnknownV4(ip.value, body);
+      else cache.setUnknownText(ip.text, body);
     }
-    const stamp = index.stamp[slot];
-    if (slot < slotBody.length) {
-      const hit = slotBody[slot];
-      if (hit !== undefined && slotStamp[slot] === stamp) return hit;
-    }
-    cacheSlot(slot, stamp, computeBody(ip, slot, true));
-    return computeBody(ip, slot, false);
+    return computeData(ip, slot, false);
   }
 
-  function cacheSlot(slot: number, stamp: number, body: string): void {
-    if (slotCount >= CACHE_LIMIT && (slot >= slotBody.length || slotBody[slot] === undefined)) clearSlots();
-    if (slot >= slotBody.length) {
-      // Grown densely (never by assigning past the end), so the arrays stay plain vectors.
-      const length = Math.max(slot + 1, slotBody.length * 2, 1024);
-      while (slotBody.length < length) {
-        slotBody.push(undefined);
-        slotStamp.push(Number.NaN);
-      }
-    }
-    if (slotBody[slot] === undefined) slotCount++;
-    slotBody[slot] = body;
-    slotStamp[slot] = stamp;
+  function reputationBody(ip: Ip): string | Uint8Array {
+    cache.compactIfWasteful();
+    const answer = answerOf(ip, clock.now());
+    return typeof answer === "number" ? cache.view(answer) : `${BODY_HEAD}${answer}}`;
   }
 
-  function clearSlots(): void {
-    slotBody = [];
-    slotStamp = [];
-    slotCount = 0;
-  }
+  // Scratch for bulk checks: the index slot of each input, or NOT_FOUND, or NOT_PARSED.
+  let slots = new Int32Array(128);
+  const words = new Uint32Array(4);
 
-  function reputationBody(ip: Ip): string {
-    return lookupBody(ip, clock.now());
-  }
-
-  function bulkJson(inputs: unknown[]): string {
+  /**
+   * A bulk check in passes, so the memory loads of different addresses overlap instead of waiting on each
+   * other: addresses to slots, slots to cached answers; then one buffer is filled with native copies. Whatever
+   * has no cached answer, or is not a plain address, takes the single lookup's path.
+   */
+  function bulkBody(inputs: BulkInputs): Buffer {
+    cache.compactIfWasteful();
     const now = clock.now();
-    const results: string[] = [];
-    let invalid = "";
-    for (const input of inputs) {
-      const parsed = typeof input === "string" ? tryParseIp(input) : "not a string";
-      if (typeof parsed === "string") invalid += (invalid === "" ? "" : ",") + JSON.stringify({ input, error: parsed });
-      else results.push(lookupBody(parsed, now).slice(BODY_HEAD.length, -1));
+    const { count: n, ipv4, others } = inputs;
+    if (n > slots.length) slots = new Int32Array(n);
+    // IPv6 first, looked up at once: it is the rarer kind, and its words live in one scratch array.
+    for (let i = 0; i < n; i++) {
+      if (ipv4[i] >= 0) continue;
+      const other = others[i];
+      slots[i] = typeof other === "string" && tryParseIpv6Into(other, words) ? index.slotOfV6(words) : NOT_PARSED;
     }
-    return `{"results":[${results.join(",")}],"invalid":[${invalid}]}`;
+    for (let i = 0; i < n; i++) if (ipv4[i] >= 0) slots[i] = index.slotOfV4(ipv4[i]);
+
+    const answers: (number | string)[] = new Array(n);
+    let invalid = "";
+    const generation = index.generation;
+    // When no address in the index is past retention, no slot needs the per-address freshness check.
+    const noneExpired = !(now - index.earliestFirstSeen > retentionMs);
+    let size = BULK_HEAD.length + BULK_MIDDLE.length + BULK_TAIL.length + n;
+    for (let i = 0; i < n; i++) {
+      let answer: number | string = NO_ANSWER;
+      // A rescore on the way (an expired address) changes the index: the slots found above may be stale.
+      if (index.generation === generation) {
+        const slot = slots[i];
+        if (slot >= 0) {
+          if (noneExpired || !(now - index.firstSeen[slot] > retentionMs)) answer = cache.ofSlot(slot);
+        } else if (slot === NOT_FOUND) {
+          // An unknown IPv6 address's answer is kept under its normalized text: found here when the input is
+          // written that way, else by the general path below.
+          answer = ipv4[i] >= 0 ? cache.ofUnknownV4(ipv4[i]) : cache.ofUnknownText(others[i] as string);
+        }
+      }
+      if (answer === NO_ANSWER) {
+        const input = others[i];
+        const parsed = ipv4[i] >= 0 ? ipv4FromNumber(ipv4[i]) : typeof input === "string" ? tryParseIp(input) : "not a string";
+        if (typeof parsed === "string") {
+          invalid += (invalid === "" ? "" : ",") + JSON.stringify({ input, error: parsed });
+          answer = "";
+        } else {
+          answer = answerOf(parsed, now);
+        }
+      }
+      answers[i] = answer;
+      size += typeof answer === "number" ? lengthOf(answer) - BODY_HEAD.length - 1 : Buffer.byteLength(answer, "utf8");
+    }
+    size += Buffer.byteLength(invalid, "utf8");
+
+    const out = Buffer.allocUnsafe(size);
+    let at = out.write(BULK_HEAD, 0, "latin1");
+    let first = true;
+    for (let i = 0; i < n; i++) {
+      const answer = answers[i];
+      if (answer === "") continue;
+      if (!first) out[at++] = 0x2c; // ","
+      first = false;
+      at += typeof answer === "number" ? cache.copyInto(answer, BODY_HEAD.length, 1, out, at) : out.write(answer, at, "utf8");
+    }
+    at += out.write(BULK_MIDDLE, at, "latin1");
+    at += out.write(invalid, at, "utf8");
+    at += out.write(BULK_TAIL, at, "latin1");
+    return out.subarray(0, at);
   }
 
   return {
-    reputation: (ip) => (JSON.parse(reputationBody(ip)) as { data: ReputationData }).data,
+    reputation(ip) {
+      const body = reputationBody(ip);
+      return (JSON.parse(typeof body === "string" ? body : utf8.decode(body)) as { data: ReputationData }).data;
+    },
     reputationBody,
     detail(ip) {
       const slot = freshSlot(ip, clock.now());
@@ -239,8 +286,8 @@ export function createReputation(deps: {
         isAllowlisted: allowlist.contains(ip),
       };
     },
-    bulk: (inputs) => JSON.parse(bulkJson(inputs)) as ReturnType<Reputation["bulk"]>,
-    bulkJson,
+    bulk: (inputs) => (JSON.parse(utf8.decode(bulkBody(BulkInputs.of(inputs)))) as { data: ReturnType<Reputation["bulk"]> }).data,
+    bulkBody,
     recent(limit, offset) {
       expireDueNow();
       const total = (store.sqlite.query("SELECT count(*) AS n FROM addresses").get() as { n: number }).n;
@@ -267,10 +314,7 @@ export function createReputation(deps: {
       return { rows, total };
     },
     expireDue: () => expireDueNow(),
-    clearCache() {
-      clearSlots();
-      unknownBody.clear();
-    },
+    clearCache: () => cache.clear(),
   };
 
   /**

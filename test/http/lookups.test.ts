@@ -130,6 +130,83 @@ describe("POST /v1/ip/bulk (5.9)", () => {
     const res = await bulk({ ips: Array.from({ length: 100 }, (_, i) => `192.0.2.${i}`) });
     expect((await bodyOf(res)).data.results).toHaveLength(100);
   });
+
+});
+
+// In a harness of their own: the reports here would change what the recent list below shows.
+describe("POST /v1/ip/bulk: the body reader, the cached flag and retention (5.7, 5.9)", () => {
+  let own: Harness;
+  let user: TestUser;
+  let user2: TestUser;
+  beforeAll(async () => {
+    own = await createHarness();
+    user = await addUser(own, { tier: "enterprise" });
+    user2 = await addUser(own, { tier: "enterprise" });
+  });
+  afterAll(() => own.close());
+  // A token minted now: the clock moves by months here, past the tokens' one hour.
+  const reportBy = async (who: TestUser, ipAddress: string) => {
+    const { accessToken } = await own.services.credentials.issueToken(who.user);
+    const headers = { authorization: `Bearer ${accessToken}` };
+    const res = await own.call("POST", "/v1/ip/report", { headers, json: { ipAddress, category: "SSH", description: "", severity: 5 } });
+    expect(res.status).toBe(201);
+  };
+  const send = (body: string) => own.call("POST", "/v1/ip/bulk", { headers: { ...user.apiKey, "content-type": "application/json" }, body });
+  const resultsOf = async (ips: string[]) => (await bodyOf(await send(JSON.stringify({ ips })))).data.results as { totalReports: number; cached: boolean }[];
+
+  // The plain body is read by the byte scanner, the others by JSON.parse: the answers must not differ.
+  test("a plain body and bodies only JSON.parse reads give the same answers", async () => {
+    await reportBy(user, "198.51.100.61");
+    await reportBy(user, "2001:db8::61");
+    const ips = ["198.51.100.61", "2001:DB8::61", "2001:db8::61", "::ffff:198.51.100.61", "8.8.4.4", "2001:4860:4860::8844", "010.1.1.1", ""];
+    const plain = await bodyOf(await send(JSON.stringify({ ips })));
+    const escaped = await bodyOf(await send(JSON.stringify({ ips }).replaceAll(".", "\\u002e")));
+    const extraKey = await bodyOf(await send(JSON.stringify({ note: "x", ips })));
+    const withoutCached = (b: { data: { results: Record<string, unknown>[] } }) => ({ ...b.data, results: b.data.results.map(({ cached: _, ...rest }) => rest) });
+    expect(withoutCached(escaped)).toEqual(withoutCached(plain));
+    expect(withoutCached(extraKey)).toEqual(withoutCached(plain));
+    expect(plain.data.results.map((r: { ipAddress: string; totalReports: number }) => [r.ipAddress, r.totalReports])).toEqual([
+      ["198.51.100.61", 1],
+      ["2001:db8::61", 1],
+      ["2001:db8::61", 1],
+      ["198.51.100.61", 1],
+      ["8.8.4.4", 0],
+      ["2001:4860:4860::8844", 0],
+    ]);
+    expect(plain.data.invalid.map((i: { input: string }) => i.input)).toEqual(["010.1.1.1", ""]);
+    expect(plain.data.results[4]).toMatchObject({ reputationScore: 100, country: "US", isp: "Google LLC" });
+  });
+
+  test("cached: false, then true; false again after the address changed, as in a single lookup", async () => {
+    const cachedOf = async (ips: string[]) => (await resultsOf(ips)).map((r) => r.cached);
+    const ips = ["198.51.100.62", "2001:db8::62", "9.9.9.62", "2001:db8:ffff::62"];
+    await reportBy(user, ips[0]);
+    await reportBy(user, ips[1]);
+    expect(await cachedOf(ips)).toEqual([false, false, false, false]);
+    expect(await cachedOf(ips)).toEqual([true, true, true, true]);
+    // The same address twice in one request: the second answer is the cached one.
+    expect(await cachedOf(["198.51.100.63", "198.51.100.63"])).toEqual([false, true]);
+    // Reported again, and reported for the first time: both answers change.
+    await reportBy(user2, ips[0]);
+    await reportBy(user2, ips[2]);
+    expect(await cachedOf(ips)).toEqual([false, true, false, true]);
+    const single = await own.call("GET", `/v1/ip/${ips[2]}/reputation`, { headers: user.apiKey });
+    expect((await bodyOf(single)).data.cached).toBe(true);
+  });
+
+  test("an address whose reports passed retention answers as unknown, before the expire job has run", async () => {
+    const ips = ["198.51.100.70", "198.51.100.71"];
+    await reportBy(user, ips[0]);
+    own.clock.advance(300 * 86_400_000);
+    await reportBy(user, ips[1]);
+    const view = async () => (await resultsOf(ips)).map((r) => [r.totalReports, r.cached]);
+    expect(await view()).toEqual([[1, false], [1, false]]);
+    expect(await view()).toEqual([[1, true], [1, true]]);
+    // 366 days after the first report, 66 after the second: only the first has passed the 365-day retention.
+    own.clock.advance(66 * 86_400_000);
+    expect(await view()).toEqual([[0, false], [1, true]]);
+    expect(await view()).toEqual([[0, true], [1, true]]);
+  });
 });
 
 describe("GET /v1/ip/recent (5.8)", () => {

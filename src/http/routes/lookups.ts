@@ -2,6 +2,7 @@
 // the enrichment table. The address in the path is parsed here, by hand, because this is the hot path.
 
 import { Elysia } from "elysia";
+import { BulkInputs } from "../../domain/bulk-inputs";
 import { CATEGORY_INFO } from "../../domain/categories";
 import { AppError } from "../../domain/errors";
 import { tryParseIp, type Ip } from "../../domain/ip";
@@ -53,13 +54,15 @@ export function lookupRoutes(services: Services) {
       "/v1/ip/bulk",
       ({ body, principal, remaining, set }) =>
         answer(principal, remaining, set, () => {
-          const ips = (body as { ips?: unknown } | undefined)?.ips;
-          if (!Array.isArray(ips) || ips.length === 0 || ips.length > BULK_LIMIT) {
+          // The body parser reads the common form straight into BulkInputs (see bulk-inputs.ts).
+          const ips = body instanceof BulkInputs ? body : (body as { ips?: unknown } | undefined)?.ips;
+          const inputs = Array.isArray(ips) ? BulkInputs.of(ips) : ips;
+          if (!(inputs instanceof BulkInputs) || inputs.count === 0 || inputs.count > BULK_LIMIT) {
             throw new AppError("validation_failed", `ips must be an array of 1 to ${BULK_LIMIT} addresses`, {
               details: [{ field: "ips", message: `must be an array of 1 to ${BULK_LIMIT} strings` }],
             });
           }
-          return `{"success":true,"data":${reputation.bulkJson(ips)}}`;
+          return reputation.bulkBody(inputs);
         }),
       { authOwnHeaders: "key" },
     )

@@ -1,0 +1,121 @@
+// The inputs of a bulk check (contract 5.9) as the lookup takes them: dotted quads already turned into numbers,
+// anything else as it was sent. `scanBulkBody` reads the common body, `{"ips":["…", …]}` with plain ASCII
+// strings, straight from its bytes: no JSON parser, no string per IPv4 address. On a bulk of 100 that parse was
+// a fifth of the server's time. A body it does not recognize (escapes, other keys, non-strings, bad JSON) is
+// left to JSON.parse and `BulkInputs.of`, which give the same inputs; the tests compare the two on random bodies.
+
+import { tryParseIpv4Value } from "./ip";
+
+const QUOTE = 0x22;
+const COMMA = 0x2c;
+const DOT = 0x2e;
+const ZERO = 0x30;
+const NINE = 0x39;
+const COLON = 0x3a;
+const OPEN_BRACKET = 0x5b;
+const BACKSLASH = 0x5c;
+const CLOSE_BRACKET = 0x5d;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const IPS_KEY = [QUOTE, 0x69, 0x70, 0x73, QUOTE]; // "ips"
+
+export class BulkInputs {
+  count = 0;
+  /** The value of input i when it is a strict dotted quad, else -1. */
+  ipv4 = new Float64Array(128);
+  /** Input i as sent (any JSON value) when it is not a dotted quad; undefined where `ipv4` has it. */
+  others: unknown[] = [];
+
+  /** The inputs of a parsed `ips` array. */
+  static of(values: unknown[]): BulkInputs {
+    const inputs = new BulkInputs();
+    for (const value of values) {
+      const ipv4 = typeof value === "string" ? tryParseIpv4Value(value) : -1;
+      inputs.push(ipv4, ipv4 < 0 ? value : undefined);
+    }
+    return inputs;
+  }
+
+  push(ipv4: number, other: unknown): void {
+    if (this.count === this.ipv4.length) {
+      const grown = new Float64Array(this.count * 2);
+      grown.set(this.ipv4);
+      this.ipv4 = grown;
+    }
+    this.ipv4[this.count] = ipv4;
+    this.others[this.count] = other;
+    this.count++;
+  }
+}
+
+const ascii = new TextDecoder();
+
+/**
+ * The inputs of a body of the form `{"ips":[…]}` whose array holds only strings of printable ASCII without
+ * escapes (whitespace allowed between tokens), or null for any other body.
+ */
+export function scanBulkBody(bytes: Uint8Array): BulkInputs | null {
+  const n = bytes.length;
+  let i = skipSpace(bytes, 0);
+  if (bytes[i] !== OPEN_BRACE) return null;
+  i = skipSpace(bytes, i + 1);
+  for (const b of IPS_KEY) if (bytes[i++] !== b) return null;
+  i = skipSpace(bytes, i);
+  if (bytes[i] !== COLON) return null;
+  i = skipSpace(bytes, i + 1);
+  if (bytes[i] !== OPEN_BRACKET) return null;
+  i = skipSpace(bytes, i + 1);
+  const inputs = new BulkInputs();
+  if (bytes[i] !== CLOSE_BRACKET) {
+    for (;;) {
+      if (bytes[i] !== QUOTE) return null;
+      const start = i + 1;
+      // The string's characters, reading a dotted quad on the way by tryParseIpv4Value's rule: four octets of
+      // digits, each at most 255 and without a leading zero.
+      let value = 0;
+      let octet = 0;
+      let digits = 0;
+      let dots = 0;
+      let quad = true;
+      for (i = start; ; i++) {
+        if (i >= n) return null;
+        const c = bytes[i];
+        if (c === QUOTE) break;
+        if (c < 0x20 || c > 0x7e || c === BACKSLASH) return null;
+        if (!quad) continue;
+        if (c === DOT) {
+          quad = digits > 0 && dots < 3;
+          value = value * 256 + octet;
+          dots++;
+          octet = 0;
+          digits = 0;
+        } else if (c >= ZERO && c <= NINE) {
+          quad = !(digits > 0 && octet === 0);
+          octet = octet * 10 + (c - ZERO);
+          digits++;
+          if (octet > 255) quad = false;
+        } else {
+          quad = false;
+        }
+      }
+      if (quad && dots === 3 && digits > 0) inputs.push(value * 256 + octet, undefined);
+      else inputs.push(-1, ascii.decode(bytes.subarray(start, i)));
+      i = skipSpace(bytes, i + 1);
+      if (bytes[i] === CLOSE_BRACKET) break;
+      if (bytes[i] !== COMMA) return null;
+      i = skipSpace(bytes, i + 1);
+    }
+  }
+  i = skipSpace(bytes, i + 1);
+  if (bytes[i] !== CLOSE_BRACE) return null;
+  return skipSpace(bytes, i + 1) === n ? inputs : null;
+}
+
+/** The index of the first byte at or after `i` that is not JSON whitespace. */
+function skipSpace(bytes: Uint8Array, i: number): number {
+  for (;;) {
+    const c = bytes[i];
+    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return i;
+    i++;
+  }
+}

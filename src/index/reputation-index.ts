@@ -130,10 +130,8 @@ export class ReputationIndex {
     };
   }
 
-  /** Called when an address enters the index (it was unknown until now): caches of unknown answers drop it. */
-  onAddressAdded: ((ip: Ip) => void) | null = null;
-  /** Called when a slot's record changes or its address leaves: caches of answers by slot drop it. */
-  onSlotChanged: ((slot: number) => void) | null = null;
+  /** Called whenever an address enters, changes or leaves: caches of answers drop what they hold for it. */
+  onAddressChanged: ((ip: Ip) => void) | null = null;
 
   /** Sets an address's record (adding it if new). */
   upsert(ip: Ip, record: AddressRecord): void {
@@ -142,11 +140,10 @@ export class ReputationIndex {
       slot = this.allocateSlot();
       if (ip.version === 4) this.v4.set(ip.value, 32, slot);
       else this.v6.set(ip.words, 128, slot);
-      this.onAddressAdded?.(ip);
     }
     this.write(slot, record);
     this.generation++;
-    this.onSlotChanged?.(slot);
+    this.onAddressChanged?.(ip);
   }
 
   /** Like upsert, but leaves the address alone (nothing is signalled) when the record is the same. */
@@ -165,7 +162,7 @@ export class ReputationIndex {
     else this.v6.delete((ip as Ipv6).words, 128);
     this.freeSlots.push(slot);
     this.generation++;
-    this.onSlotChanged?.(slot);
+    this.onAddressChanged?.(ip);
     return true;
   }
 

@@ -6,7 +6,7 @@ import { BulkInputs } from "../domain/bulk-inputs";
 import { categoriesFromMask, categoryAt, type Category } from "../domain/categories";
 import type { Clock } from "../domain/clock";
 import { AppError } from "../domain/errors";
-import { ipFromWords, ipv4FromNumber, parseIp, tryParseIp, tryParseIpv6Into, type Ip } from "../domain/ip";
+import { ipFromWords, ipv4FromNumber, parseIp, tryParseIp, type Ip } from "../domain/ip";
 import { riskLevelFromCode, riskLevelOf, threatLevel, type RiskLevel } from "../domain/risk";
 import { DAY_MS, type ScoringParameters } from "../domain/scoring";
 import { NOT_FOUND } from "../index/radix-common";
@@ -83,7 +83,7 @@ export interface Reputation {
   detail(ip: Ip): IpDetail;
   bulk(inputs: unknown[]): { results: ReputationData[]; invalid: { input: unknown; error: string }[] };
   /** The whole body of `POST /v1/ip/bulk` for these inputs, `{"success":true,"data":bulk(inputs)}`, as UTF-8. */
-  bulkBody(inputs: BulkInputs): Buffer;
+  bulkBody(inputs: BulkInputs): Uint8Array;
   recent(limit: number, offset: number): { rows: RecentRow[]; total: number };
   /** Rescores the addresses whose oldest counting report passed retention: call before walking the index. */
   expireDue(): number;
@@ -96,11 +96,9 @@ const BODY_HEAD = '{"success":true,"data":';
 const BULK_HEAD = '{"success":true,"data":{"results":[';
 const BULK_MIDDLE = '],"invalid":[';
 const BULK_TAIL = "]}}";
-/** Cached answers kept at most, for reported and for unknown addresses each. */
-const CACHE_LIMIT = 100_000;
+/** Cached answers kept at most (about 300 bytes each). */
+const CACHE_LIMIT = 200_000;
 const EXPIRY_WALK_INTERVAL_MS = 10_000;
-/** In a bulk check's slot list: the input is not a plain address, so it takes the general path. */
-const NOT_PARSED = -2;
 const iso = (ms: number): string | null => (Number.isNaN(ms) ? null : new Date(ms).toISOString());
 const utf8 = new TextDecoder();
 
@@ -119,11 +117,7 @@ export function createReputation(deps: {
   // says when a reported address's slot changes, and when an unknown address enters it: the next answer for it
   // must say `cached: false` (reported, then rejected), even when no lookup of it came in between.
   const cache = new AnswerCache(CACHE_LIMIT);
-  index.onSlotChanged = (slot) => cache.dropSlot(slot);
-  index.onAddressAdded = (ip) => {
-    if (ip.version === 4) cache.dropUnknownV4(ip.value);
-    else cache.dropUnknownText(ip.text);
-  };
+  index.onAddressChanged = (ip) => cache.drop(ip);
   let lastExpiryWalk = Number.NEGATIVE_INFINITY;
 
   /** A report past retention stops counting at once, whether or not the expire job has run yet. */
@@ -160,22 +154,17 @@ export function createReputation(deps: {
   }
 
   /**
-   * One address's answer: the handle of its cached body, or, when nothing was cached, the data object computed
-   * now (with `cached: false`) as JSON text, after caching the body for the next request.
+   * One address's answer: the handle of its cached body, or, when nothing valid was cached, the data object
+   * computed now (with `cached: false`) as JSON text, after caching the body for the next request. A cached
+   * answer is valid until the address's oldest counting report passes retention (the same test as freshSlot's),
+   * an unknown address's until something about it changes in the index.
    */
   function answerOf(ip: Ip, now: number): number | string {
+    const hit = cache.of(ip, now);
+    if (hit !== NO_ANSWER) return hit;
     const slot = freshSlot(ip, now);
-    if (slot !== NOT_FOUND) {
-      const hit = cache.ofSlot(slot);
-      if (hit !== NO_ANSWER) return hit;
-      cache.setSlot(slot, `${BODY_HEAD}${computeData(ip, slot, true)}}`);
-    } else {
-      const hit = ip.version === 4 ? cache.ofUnknownV4(ip.value) : cache.ofUnknownText(ip.text);
-      if (hit !== NO_ANSWER) return hit;
-      const body = `${BODY_HEAD}${computeData(ip, slot, true)}}`;
-      if (ip.version === 4) cache.setUnknownV4(ip.value, body);
-      else cache.setUnknownText(ip.text, body);
-    }
+    const expiresAt = slot === NOT_FOUND ? Number.POSITIVE_INFINITY : index.firstSeen[slot] + retentionMs;
+    cache.set(ip, `${BODY_HEAD}${computeData(ip, slot, true)}}`, expiresAt);
     return computeData(ip, slot, false);
   }
 
@@ -185,47 +174,25 @@ export function createReputation(deps: {
     return typeof answer === "number" ? cache.view(answer) : `${BODY_HEAD}${answer}}`;
   }
 
-  // Scratch for bulk checks: the index slot of each input, or NOT_FOUND, or NOT_PARSED.
-  let slots = new Int32Array(128);
-  const words = new Uint32Array(4);
-
   /**
-   * A bulk check in passes, so the memory loads of different addresses overlap instead of waiting on each
-   * other: addresses to slots, slots to cached answers; then one buffer is filled with native copies. Whatever
-   * has no cached answer, or is not a plain address, takes the single lookup's path.
+   * A bulk check: first every cached answer, in one tight pass so the lookups of different addresses overlap
+   * in memory; then, in request order, the single lookup's path for the rest (the second of two equal inputs
+   * then finds the answer the first cached); then one body assembled from copies of the cached bytes.
    */
-  function bulkBody(inputs: BulkInputs): Buffer {
+  function bulkBody(inputs: BulkInputs): Uint8Array {
     cache.compactIfWasteful();
     const now = clock.now();
     const { count: n, ipv4, others } = inputs;
-    if (n > slots.length) slots = new Int32Array(n);
-    // IPv6 first, looked up at once: it is the rarer kind, and its words live in one scratch array.
-    for (let i = 0; i < n; i++) {
-      if (ipv4[i] >= 0) continue;
-      const other = others[i];
-      slots[i] = typeof other === "string" && tryParseIpv6Into(other, words) ? index.slotOfV6(words) : NOT_PARSED;
-    }
-    for (let i = 0; i < n; i++) if (ipv4[i] >= 0) slots[i] = index.slotOfV4(ipv4[i]);
-
     const answers: (number | string)[] = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const other = others[i];
+      // IPv6 answers are kept under the normalized text: an input written another way is found further down.
+      answers[i] = ipv4[i] >= 0 ? cache.ofIpv4(ipv4[i], now) : typeof other === "string" ? cache.ofText(other, now) : NO_ANSWER;
+    }
     let invalid = "";
-    const generation = index.generation;
-    // When no address in the index is past retention, no slot needs the per-address freshness check.
-    const noneExpired = !(now - index.earliestFirstSeen > retentionMs);
     let size = BULK_HEAD.length + BULK_MIDDLE.length + BULK_TAIL.length + n;
     for (let i = 0; i < n; i++) {
-      let answer: number | string = NO_ANSWER;
-      // A rescore on the way (an expired address) changes the index: the slots found above may be stale.
-      if (index.generation === generation) {
-        const slot = slots[i];
-        if (slot >= 0) {
-          if (noneExpired || !(now - index.firstSeen[slot] > retentionMs)) answer = cache.ofSlot(slot);
-        } else if (slot === NOT_FOUND) {
-          // An unknown IPv6 address's answer is kept under its normalized text: found here when the input is
-          // written that way, else by the general path below.
-          answer = ipv4[i] >= 0 ? cache.ofUnknownV4(ipv4[i]) : cache.ofUnknownText(others[i] as string);
-        }
-      }
+      let answer = answers[i];
       if (answer === NO_ANSWER) {
         const input = others[i];
         const parsed = ipv4[i] >= 0 ? ipv4FromNumber(ipv4[i]) : typeof input === "string" ? tryParseIp(input) : "not a string";
@@ -235,26 +202,27 @@ export function createReputation(deps: {
         } else {
           answer = answerOf(parsed, now);
         }
+        answers[i] = answer;
       }
-      answers[i] = answer;
       size += typeof answer === "number" ? lengthOf(answer) - BODY_HEAD.length - 1 : Buffer.byteLength(answer, "utf8");
     }
     size += Buffer.byteLength(invalid, "utf8");
 
-    const out = Buffer.allocUnsafe(size);
-    let at = out.write(BULK_HEAD, 0, "latin1");
+    cache.beginBody(size);
+    cache.putText(BULK_HEAD);
     let first = true;
     for (let i = 0; i < n; i++) {
       const answer = answers[i];
       if (answer === "") continue;
-      if (!first) out[at++] = 0x2c; // ","
+      if (!first) cache.putByte(0x2c); // ","
       first = false;
-      at += typeof answer === "number" ? cache.copyInto(answer, BODY_HEAD.length, 1, out, at) : out.write(answer, at, "utf8");
+      if (typeof answer === "number") cache.putAnswer(answer, BODY_HEAD.length, 1);
+      else cache.putText(answer);
     }
-    at += out.write(BULK_MIDDLE, at, "latin1");
-    at += out.write(invalid, at, "utf8");
-    at += out.write(BULK_TAIL, at, "latin1");
-    return out.subarray(0, at);
+    cache.putText(BULK_MIDDLE);
+    cache.putText(invalid);
+    cache.putText(BULK_TAIL);
+    return cache.takeBody();
   }
 
   return {

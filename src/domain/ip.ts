@@ -158,20 +158,6 @@ function hexDigit(c: number): number {
  * `::`, 1-4 hex digits per group in either case, and a dotted-quad tail in the last 32 bits.
  */
 function parseIpv6Words(s: string): Uint32Array | string {
-  const words = new Uint32Array(4);
-  return parseIpv6Into(s, words) ?? words;
-}
-
-/**
- * The four words of an IPv6 address that is not IPv4-mapped, written into `out`; false for any other input
- * (which `tryParseIp` then names or maps). Allocation-free: the fast path of a bulk check.
- */
-export function tryParseIpv6Into(input: string, out: Uint32Array): boolean {
-  return parseIpv6Into(input, out) === null && !isMappedIpv4(out[0], out[1], out[2]);
-}
-
-/** `parseIpv6Words` into `out`: null when it is an address, else the reason. */
-function parseIpv6Into(s: string, out: Uint32Array): string | null {
   const groups = PARSED_GROUPS;
   let count = 0;
   let gap = -1; // index in `groups` where `::` stands
@@ -221,8 +207,9 @@ function parseIpv6Into(s: string, out: Uint32Array): string | null {
     for (let k = after - 1; k >= 0; k--) groups[8 - after + k] = groups[gap + k];
     for (let k = gap; k < 8 - after; k++) groups[k] = 0;
   }
-  for (let k = 0; k < 4; k++) out[k] = groups[2 * k] * 0x10000 + groups[2 * k + 1];
-  return null;
+  const words = new Uint32Array(4);
+  for (let k = 0; k < 4; k++) words[k] = groups[2 * k] * 0x10000 + groups[2 * k + 1];
+  return words;
 }
 const PARSED_GROUPS = new Int32Array(8);
 

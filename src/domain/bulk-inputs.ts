@@ -70,36 +70,20 @@ export function scanBulkBody(bytes: Uint8Array): BulkInputs | null {
     for (;;) {
       if (bytes[i] !== QUOTE) return null;
       const start = i + 1;
-      // The string's characters, reading a dotted quad on the way by tryParseIpv4Value's rule: four octets of
-      // digits, each at most 255 and without a leading zero.
-      let value = 0;
-      let octet = 0;
-      let digits = 0;
-      let dots = 0;
-      let quad = true;
-      for (i = start; ; i++) {
-        if (i >= n) return null;
-        const c = bytes[i];
-        if (c === QUOTE) break;
-        if (c < 0x20 || c > 0x7e || c === BACKSLASH) return null;
-        if (!quad) continue;
-        if (c === DOT) {
-          quad = digits > 0 && dots < 3;
-          value = value * 256 + octet;
-          dots++;
-          octet = 0;
-          digits = 0;
-        } else if (c >= ZERO && c <= NINE) {
-          quad = !(digits > 0 && octet === 0);
-          octet = octet * 10 + (c - ZERO);
-          digits++;
-          if (octet > 255) quad = false;
-        } else {
-          quad = false;
+      const quad = dottedQuadAt(bytes, start);
+      const quadEnd = Math.floor(quad / 2 ** 32);
+      if (quad >= 0 && bytes[quadEnd] === QUOTE) {
+        inputs.push(quad - quadEnd * 2 ** 32, undefined);
+        i = quadEnd;
+      } else {
+        for (i = start; ; i++) {
+          if (i >= n) return null;
+          const c = bytes[i];
+          if (c === QUOTE) break;
+          if (c < 0x20 || c > 0x7e || c === BACKSLASH) return null;
         }
+        inputs.push(-1, ascii.decode(bytes.subarray(start, i)));
       }
-      if (quad && dots === 3 && digits > 0) inputs.push(value * 256 + octet, undefined);
-      else inputs.push(-1, ascii.decode(bytes.subarray(start, i)));
       i = skipSpace(bytes, i + 1);
       if (bytes[i] === CLOSE_BRACKET) break;
       if (bytes[i] !== COMMA) return null;
@@ -109,6 +93,33 @@ export function scanBulkBody(bytes: Uint8Array): BulkInputs | null {
   i = skipSpace(bytes, i + 1);
   if (bytes[i] !== CLOSE_BRACE) return null;
   return skipSpace(bytes, i + 1) === n ? inputs : null;
+}
+
+/**
+ * Reads a strict dotted quad at `i` (tryParseIpv4Value's rule: four octets of digits, each at most 255 and
+ * without a leading zero). Returns end * 2^32 + value, where end is the index after it, or -1.
+ */
+function dottedQuadAt(bytes: Uint8Array, i: number): number {
+  let value = 0;
+  for (let part = 0; part < 4; part++) {
+    if (part > 0) {
+      if (bytes[i] !== DOT) return -1;
+      i++;
+    }
+    let octet = bytes[i] - ZERO;
+    if (!(octet >= 0 && octet <= 9)) return -1;
+    i++;
+    // A first digit 0 is the whole octet: a digit after it is a leading zero, refused by what follows.
+    for (let more = 0; more < 2 && octet !== 0; more++) {
+      const d = bytes[i] - ZERO;
+      if (!(d >= 0 && d <= 9)) break;
+      octet = octet * 10 + d;
+      i++;
+    }
+    if (octet > 255) return -1;
+    value = value * 256 + octet;
+  }
+  return i * 2 ** 32 + value;
 }
 
 /** The index of the first byte at or after `i` that is not JSON whitespace. */

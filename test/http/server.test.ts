@@ -1,5 +1,5 @@
-// The listener of `serve` on a real port: the reputation route goes through Bun's own router (fast-routes.ts),
-// so its answers are checked here against the same requests sent through the Elysia app.
+// The listener of `serve` on a real port: the reputation and bulk routes go through Bun's own router
+// (fast-routes.ts), so their answers are checked here against the same requests sent through the Elysia app.
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
@@ -63,6 +63,19 @@ describe("POST /v1/ip/bulk on Bun's router", () => {
     expect([fast.status, viaApp.status]).toEqual([status, status]);
     const [f, v] = (await Promise.all([fast.json(), viaApp.json()])) as { code: string }[];
     expect(f.code).toBe(v.code);
+  });
+
+  test("the route is counted in /metrics, answers and errors", async () => {
+    const counts = async () => {
+      const text = await (await overHttp("/metrics")).text();
+      const of = (status: string) => Number(new RegExp(`requests_total\\{method="POST",route="/v1/ip/bulk",status="${status}"\\} (\\d+)`).exec(text)?.[1] ?? 0);
+      return [of("2xx"), of("4xx")];
+    };
+    const before = await counts();
+    await post('{"ips":["8.8.8.8"]}', { ...counted.apiKey, "content-type": "application/json" });
+    await post('{"ips":"8.8.8.8"}', { ...counted.apiKey, "content-type": "application/json" });
+    await post('{"ips":["8.8.8.8"]}', { "content-type": "application/json" });
+    expect(await counts()).toEqual([before[0] + 1, before[1] + 2]);
   });
 
   test("other methods on the path still go to the app", async () => {

@@ -22,6 +22,22 @@ export function pathAddress(raw: string | null | undefined): Ip {
   return ip;
 }
 
+/**
+ * The addresses of a bulk check's parsed body: BulkInputs already when the body parser read the common form
+ * (see bulk-inputs.ts), else the `ips` array of the parsed JSON. Throws 400 validation_failed unless there are
+ * 1 to 100.
+ */
+export function bulkInputsOf(body: unknown): BulkInputs {
+  const ips = body instanceof BulkInputs ? body : (body as { ips?: unknown } | undefined)?.ips;
+  const inputs = Array.isArray(ips) ? BulkInputs.of(ips) : ips;
+  if (!(inputs instanceof BulkInputs) || inputs.count === 0 || inputs.count > BULK_LIMIT) {
+    throw new AppError("validation_failed", `ips must be an array of 1 to ${BULK_LIMIT} addresses`, {
+      details: [{ field: "ips", message: `must be an array of 1 to ${BULK_LIMIT} strings` }],
+    });
+  }
+  return inputs;
+}
+
 function safeDecode(raw: string): string {
   try {
     return decodeURIComponent(raw);
@@ -54,15 +70,7 @@ export function lookupRoutes(services: Services) {
       "/v1/ip/bulk",
       ({ body, principal, remaining, set }) =>
         answer(principal, remaining, set, () => {
-          // The body parser reads the common form straight into BulkInputs (see bulk-inputs.ts).
-          const ips = body instanceof BulkInputs ? body : (body as { ips?: unknown } | undefined)?.ips;
-          const inputs = Array.isArray(ips) ? BulkInputs.of(ips) : ips;
-          if (!(inputs instanceof BulkInputs) || inputs.count === 0 || inputs.count > BULK_LIMIT) {
-            throw new AppError("validation_failed", `ips must be an array of 1 to ${BULK_LIMIT} addresses`, {
-              details: [{ field: "ips", message: `must be an array of 1 to ${BULK_LIMIT} strings` }],
-            });
-          }
-          return reputation.bulkBody(inputs);
+          return reputation.bulkBody(bulkInputsOf(body));
         }),
       { authOwnHeaders: "key" },
     )

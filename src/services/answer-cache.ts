@@ -29,6 +29,8 @@ const INITIAL_ARENA_BYTES = 1 << 20;
 
 export class AnswerCache {
   private bytes!: Buffer;
+  /** The same memory as a plain Uint8Array: its slice() makes a copy without Buffer's constructor. */
+  private plain!: Uint8Array;
   /** The same memory as `bytes`, read as floats: the expiry of the record at byte offset o is `times[o / 8]`. */
   private times!: Float64Array;
   private top = 0;
@@ -38,7 +40,7 @@ export class AnswerCache {
   private readonly byText = new Map<string, number>();
   private bodyAt = 0;
 
-  /** `limit`: answers kept at most; past it, the oldest go first. */
+  /** `limit`: answers kept at most; past it, each new answer evicts an old one (see setIn). */
   constructor(private readonly limit: number) {
     this.useArena(INITIAL_ARENA_BYTES);
   }
@@ -124,7 +126,7 @@ export class AnswerCache {
 
   /** The assembled body, copied out of the arena. */
   takeBody(): Uint8Array {
-    return Uint8Array.prototype.slice.call(this.bytes, this.top, this.bodyAt);
+    return this.plain.slice(this.top, this.bodyAt);
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -159,8 +161,9 @@ export class AnswerCache {
   private setIn<K>(map: Map<K, number>, key: K, body: string, expiresAt: number): void {
     this.dropFrom(map, key);
     if (this.size >= this.limit) {
-      // The oldest entry goes first (a Map keeps insertion order).
-      const from: Map<unknown, number> = map.size > 0 ? map : map === this.byIpv4 ? this.byText : this.byIpv4;
+      // The oldest answer of one kind goes (a Map keeps insertion order), the kind chosen at random in
+      // proportion to the kinds' sizes, so each keeps a share like its share of new answers.
+      const from: Map<unknown, number> = Math.random() * this.size < this.byIpv4.size ? this.byIpv4 : this.byText;
       this.dropFrom(from, from.keys().next().value);
     }
     const length = Buffer.byteLength(body, "utf8");
@@ -197,6 +200,7 @@ export class AnswerCache {
   private useArena(size: number): void {
     const memory = new ArrayBuffer(size);
     this.bytes = Buffer.from(memory);
+    this.plain = new Uint8Array(memory);
     this.times = new Float64Array(memory);
     this.top = 0;
     this.liveBytes = 0;

@@ -169,9 +169,9 @@ export function createReputation(deps: {
   }
 
   function reputationBody(ip: Ip): string | Uint8Array {
-    cache.compactIfWasteful();
+    cache.settle();
     const answer = answerOf(ip, clock.now());
-    return typeof answer === "number" ? cache.view(answer) : `${BODY_HEAD}${answer}}`;
+    return typeof answer === "number" ? cache.copyOf(answer) : `${BODY_HEAD}${answer}}`;
   }
 
   /**
@@ -180,7 +180,7 @@ export function createReputation(deps: {
    * then finds the answer the first cached); then one body assembled from copies of the cached bytes.
    */
   function bulkBody(inputs: BulkInputs): Uint8Array {
-    cache.compactIfWasteful();
+    cache.settle();
     const now = clock.now();
     const { count: n, ipv4, others } = inputs;
     const answers: (number | string)[] = new Array(n);

@@ -16,9 +16,9 @@ describe("AnswerCache", () => {
     const cache = new AnswerCache(10);
     cache.set(parseIp("192.0.2.1"), body(1), FOREVER);
     cache.set(parseIp("2001:db8::1"), body(2), FOREVER);
-    expect(text(cache.view(cache.ofIpv4(0xc0000201, NOW)))).toBe(body(1));
-    expect(text(cache.view(cache.ofText("2001:db8::1", NOW)))).toBe(body(2));
-    expect(text(cache.view(cache.of(parseIp("2001:DB8::1"), NOW)))).toBe(body(2));
+    expect(text(cache.copyOf(cache.ofIpv4(0xc0000201, NOW)))).toBe(body(1));
+    expect(text(cache.copyOf(cache.ofText("2001:db8::1", NOW)))).toBe(body(2));
+    expect(text(cache.copyOf(cache.of(parseIp("2001:DB8::1"), NOW)))).toBe(body(2));
     expect(lengthOf(cache.ofIpv4(0xc0000201, NOW))).toBe(Buffer.byteLength(body(1)));
     // Only the normalized text finds an IPv6 answer; other addresses find nothing.
     expect([cache.ofText("2001:DB8::1", NOW), cache.ofIpv4(1, NOW), cache.ofText("::1", NOW)]).toEqual([NO_ANSWER, NO_ANSWER, NO_ANSWER]);
@@ -36,7 +36,7 @@ describe("AnswerCache", () => {
     const ip = parseIp("198.51.100.1");
     cache.set(ip, body(1), FOREVER);
     cache.set(ip, body(2), FOREVER);
-    expect(text(cache.view(cache.of(ip, NOW)))).toBe(body(2));
+    expect(text(cache.copyOf(cache.of(ip, NOW)))).toBe(body(2));
     expect(cache.size).toBe(1);
     cache.drop(ip);
     cache.drop(parseIp("2001:db8::9")); // nothing cached: nothing happens
@@ -78,26 +78,61 @@ describe("AnswerCache", () => {
     expect(text(assembled)).toBe(`[${body(7).slice(head, -1)},${body(8).slice(head, -1)},"é"]`);
   });
 
-  test("growing, clearing and compacting never change bytes already handed out", () => {
+  test("a dropped answer's space is reused by a later answer of its size, but only after settle()", () => {
     const cache = new AnswerCache(100_000);
-    cache.set(ipv4FromNumber(0), body(0), FOREVER);
-    const early = cache.view(cache.ofIpv4(0, NOW));
-    // Enough answers, replaced again and again, to grow the arena and fill it with waste.
-    for (let round = 0; round < 8; round++) for (let v = 0; v < 2_000; v++) cache.set(ipv4FromNumber(v), body(v + round), NOW + v);
-    expect(cache.arenaBytes).toBeGreaterThan(1 << 20);
-    const answers = () => Array.from({ length: 2_000 }, (_, v) => text(cache.view(cache.ofIpv4(v, NOW))));
-    const before = answers();
-    const held = cache.view(cache.ofIpv4(1_999, NOW));
-    expect(cache.compactIfWasteful()).toBe(true);
-    expect(cache.compactIfWasteful()).toBe(false);
-    expect(answers()).toEqual(before);
-    // Expiry times moved with their answers.
+    const a = ipv4FromNumber(1);
+    const b = ipv4FromNumber(2);
+    cache.set(a, body(1), FOREVER);
+    const held = cache.ofIpv4(1, NOW);
+    cache.drop(a);
+    // In the same request the dropped answer's bytes stay as they were...
+    cache.set(b, body(1), FOREVER);
+    expect(cache.ofIpv4(2, NOW)).not.toBe(held);
+    const head = '{"success":true,"data":'.length;
+    cache.beginBody(1_000);
+    cache.putAnswer(held, head, 1);
+    expect(text(cache.takeBody())).toBe(body(1).slice(head, -1));
+    // ...and after settle() the next answer of the same size takes its place.
+    cache.settle();
+    cache.set(ipv4FromNumber(3), body(1), FOREVER);
+    expect(cache.ofIpv4(3, NOW)).toBe(held);
+    expect(text(cache.copyOf(cache.ofIpv4(3, NOW)))).toBe(body(1));
+  });
+
+  test("with churn the arena stays near the live answers; growing keeps every answer", () => {
+    const cache = new AnswerCache(100_000);
+    for (let round = 0; round < 20; round++) {
+      for (let v = 0; v < 2_000; v++) cache.set(ipv4FromNumber(v), body(v + round), NOW + v);
+      cache.settle();
+    }
+    const live = Array.from({ length: 2_000 }, (_, v) => Buffer.byteLength(body(v + 19)) + 8).reduce((a, b) => a + b, 0);
+    expect(cache.arenaBytes).toBeLessThan(live * 3);
+    expect(Array.from({ length: 2_000 }, (_, v) => text(cache.copyOf(cache.ofIpv4(v, NOW))))).toEqual(Array.from({ length: 2_000 }, (_, v) => body(v + 19)));
+    // Expiry times stayed with their answers.
     expect(cache.ofIpv4(1_000, NOW + 1_000)).not.toBe(NO_ANSWER);
     expect(cache.ofIpv4(1_000, NOW + 1_001)).toBe(NO_ANSWER);
+  });
+
+  test("when dropped answers outweigh the live ones, settle() starts over small", () => {
+    const cache = new AnswerCache(100_000);
+    for (let v = 0; v < 10_000; v++) cache.set(ipv4FromNumber(v), body(v), FOREVER);
+    const grown = cache.arenaBytes;
+    expect(grown).toBeGreaterThan(1 << 20);
+    for (let v = 0; v < 9_000; v++) cache.drop(ipv4FromNumber(v));
+    cache.settle();
+    expect([cache.size, cache.arenaBytes]).toEqual([0, 1 << 20]);
+    cache.set(ipv4FromNumber(5), body(5), FOREVER);
+    expect(text(cache.copyOf(cache.ofIpv4(5, NOW)))).toBe(body(5));
+  });
+
+  test("answers handed out are copies: later answers, bodies and clearing leave them alone", () => {
+    const cache = new AnswerCache(100);
+    cache.set(ipv4FromNumber(0), body(0), FOREVER);
+    const copy = cache.copyOf(cache.ofIpv4(0, NOW));
+    cache.drop(ipv4FromNumber(0));
+    cache.settle();
+    cache.set(ipv4FromNumber(1), body(0).replaceAll("x", "y"), FOREVER);
     cache.clear();
-    expect(cache.ofIpv4(0, NOW)).toBe(NO_ANSWER);
-    cache.set(ipv4FromNumber(0), "overwritten?", FOREVER);
-    expect(text(early)).toBe(body(0));
-    expect(text(held)).toBe(body(1_999 + 7));
+    expect(text(copy)).toBe(body(0));
   });
 });

@@ -13,9 +13,9 @@
 // multiple of 32 bytes. An answer is named by a handle, slotOffset * 2^21 + answerLength. A dropped answer's
 // slot is reused by a later answer of the same slot size, so the arena holds about the live answers and never
 // needs compacting (compacting 200,000 answers stalled the server for 140 ms). Slots dropped during a request
-// are reused only after the next `settle()`, so handles taken in one request stay good through it. Nothing
-// outside holds arena memory: single answers and assembled bodies (`beginBody` … `takeBody`, in the free space
-// past the last slot) leave as copies.
+// are reused only after the next `settle()`, so handles taken in one request stay good through it. Single
+// answers and assembled bodies (`beginBody` … `takeBody`, in the free space past the last slot) leave as views
+// for a Response, which copies them at once: the arena is never read after the request that took the view.
 
 import type { Ip } from "../domain/ip";
 
@@ -31,7 +31,7 @@ const INITIAL_ARENA_BYTES = 1 << 20;
 
 export class AnswerCache {
   private bytes!: Buffer;
-  /** The same memory as a plain Uint8Array: its slice() makes a copy without Buffer's constructor. */
+  /** The same memory as a plain Uint8Array, for the views handed out. */
   private plain!: Uint8Array;
   /** The same memory read as floats: the expiry of the slot at byte offset o is `times[o / 8]`. */
   private times!: Float64Array;
@@ -132,10 +132,13 @@ export class AnswerCache {
   // -------------------------------------------------------------------------------------------------------
   // Reading answers
 
-  /** A copy of the answer's bytes. */
-  copyOf(handle: number): Uint8Array {
+  /**
+   * The answer's bytes as a view of the arena, good until the next `settle()`: for a Response body, which Bun
+   * copies when the Response is made (test/http/response-body-copy.test.ts holds it to that).
+   */
+  viewOf(handle: number): Uint8Array {
     const start = offsetOf(handle) + HEADER_BYTES;
-    return this.plain.slice(start, start + lengthOf(handle));
+    return this.plain.subarray(start, start + lengthOf(handle));
   }
 
   /** Starts assembling a body of at most `size` bytes (no answer may be set until `takeBody`). */
@@ -161,9 +164,9 @@ export class AnswerCache {
     this.bytes[this.bodyAt++] = byte;
   }
 
-  /** The assembled body, copied out of the arena. */
+  /** The assembled body as a view of the arena, good until the next answer or body (see `viewOf`). */
   takeBody(): Uint8Array {
-    return this.plain.slice(this.top, this.bodyAt);
+    return this.plain.subarray(this.top, this.bodyAt);
   }
 
   // -------------------------------------------------------------------------------------------------------

@@ -77,12 +77,16 @@ export interface Reputation {
   reputation(ip: Ip): ReputationData;
   /**
    * The whole body of `GET /v1/ip/{ip}/reputation`, `{"success":true,"data":reputation(ip)}`: UTF-8 bytes from
-   * the response cache (a view that stays valid), or the text of an answer computed now.
+   * the response cache, or the text of an answer computed now. The bytes are a view good until the next lookup:
+   * make the Response (which copies them) or read them at once.
    */
   reputationBody(ip: Ip): string | Uint8Array;
   detail(ip: Ip): IpDetail;
   bulk(inputs: unknown[]): { results: ReputationData[]; invalid: { input: unknown; error: string }[] };
-  /** The whole body of `POST /v1/ip/bulk` for these inputs, `{"success":true,"data":bulk(inputs)}`, as UTF-8. */
+  /**
+   * The whole body of `POST /v1/ip/bulk` for these inputs, `{"success":true,"data":bulk(inputs)}`, as UTF-8: a
+   * view good until the next lookup, as with reputationBody.
+   */
   bulkBody(inputs: BulkInputs): Uint8Array;
   recent(limit: number, offset: number): { rows: RecentRow[]; total: number };
   /** Rescores the addresses whose oldest counting report passed retention: call before walking the index. */
@@ -171,7 +175,7 @@ export function createReputation(deps: {
   function reputationBody(ip: Ip): string | Uint8Array {
     cache.settle();
     const answer = answerOf(ip, clock.now());
-    return typeof answer === "number" ? cache.copyOf(answer) : `${BODY_HEAD}${answer}}`;
+    return typeof answer === "number" ? cache.viewOf(answer) : `${BODY_HEAD}${answer}}`;
   }
 
   /**

@@ -125,7 +125,8 @@ async function main() {
 
   const { createHarness } = await import("../support/harness.ts");
   const { addUser } = await import("../support/accounts.ts");
-  const h = await createHarness();
+  // The product's default durability (the test harness defaults to NORMAL for speed).
+  const h = await createHarness({ syncMode: "full" });
   const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (request) => h.app.handle(request) });
   try {
     const synchronous = (h.store.sqlite.query("PRAGMA synchronous").get() as { synchronous: number }).synchronous;

@@ -120,6 +120,7 @@ export class AnswerCache {
    * asked for since), the cache starts over in a small arena rather than keep the space.
    */
   settle(): void {
+    if (this.released.length === 0) return;
     for (const handle of this.released) {
       const size = slotBytes(lengthOf(handle));
       (this.free[size / SLOT_GRAIN] ??= []).push(offsetOf(handle));

@@ -28,10 +28,19 @@ describe("README.md", () => {
     expect(readme).toContain(`\`${JOB_SCHEDULE_ENV_PREFIX}<NAME>\``);
   });
 
-  test("links only to files that exist", () => {
+  test("links only to files that exist, and to headings those files have", () => {
     const links = [...readme.matchAll(/\]\(((?!https?:|#)[^)]+)\)/g)].map((m) => m[1]);
     expect(links.length).toBeGreaterThan(0);
-    // docs/enrichment.md is written with the enrichment work; every other link must resolve now.
-    expect(links.filter((link) => link !== "docs/enrichment.md" && !existsSync(join(root, link)))).toEqual([]);
+    const broken = links.filter((link) => {
+      const [file, anchor] = link.split("#");
+      if (!existsSync(join(root, file))) return true;
+      if (anchor === undefined) return false;
+      // GitHub's anchors: headings lowercased, punctuation dropped, spaces as hyphens.
+      const headings = [...readFileSync(join(root, file), "utf8").matchAll(/^#+ (.+)$/gm)].map((m) =>
+        m[1].toLowerCase().replace(/[^\p{L}\p{N} -]/gu, "").replaceAll(" ", "-"),
+      );
+      return !headings.includes(anchor);
+    });
+    expect(broken).toEqual([]);
   });
 });

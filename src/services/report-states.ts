@@ -27,6 +27,8 @@ import type { ReportSource } from "./reports";
 
 export const COMMUNITY_WINDOW_MS = 7 * DAY_MS;
 export const COMMUNITY_MIN_REPORTERS = 3;
+/** The `meta` key of community verification's cursor (see eligibleGroups). */
+const COMMUNITY_CURSOR_KEY = "community_verification_cursor";
 const EXPIRE_CHUNK = 10_000;
 
 /** A report as `GET /v1/admin/reports/{id}` shows it. */
@@ -136,6 +138,27 @@ export class ReportStateService {
          HAVING count(DISTINCT reporter_id) >= ? AND sum(status = 'pending') > 0
           ORDER BY ip, category`,
       ),
+      // The groups that can have become eligible since a scan: those with a report stored after it (any
+      // process, any report date) or dated after it (stored earlier with a later clock). The unary `+` keeps
+      // SQLite on the id range and the created_at index, not a week of the status index.
+      candidateGroups: sqlite.prepare<{ ip: string; category: string }, [number, number, number, number, number]>(
+        `SELECT ip, category FROM reports
+          WHERE id > ? AND +status IN ('pending', 'verified') AND +created_at >= ? AND +created_at <= ?
+         UNION
+         SELECT ip, category FROM reports
+          WHERE created_at > ? AND created_at <= ? AND +status IN ('pending', 'verified')
+          ORDER BY ip, category`,
+      ),
+      // communityGroups' test for one group, through the (ip, created_at) index.
+      groupEligible: sqlite.prepare<{ eligible: number }, [number, string, string, number, number]>(
+        `SELECT count(DISTINCT reporter_id) >= ? AND sum(status = 'pending') > 0 AS eligible FROM reports
+          WHERE ip = ? AND category = ? AND status IN ('pending', 'verified') AND created_at >= ? AND created_at <= ?`,
+      ),
+      lastReportId: sqlite.prepare<{ id: number }, []>("SELECT coalesce(max(id), 0) AS id FROM reports"),
+      readCursor: sqlite.prepare<{ value: string }, [string]>("SELECT value FROM meta WHERE key = ?"),
+      writeCursor: sqlite.prepare<never, [string, string]>(
+        "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+      ),
       pendingOfGroup: sqlite.prepare<{ id: number; reporterId: number; source: ReportSource }, [string, string, number, number]>(
         `SELECT id, reporter_id AS reporterId, source FROM reports
           WHERE ip = ? AND category = ? AND status = 'pending' AND created_at >= ? AND created_at <= ?
@@ -170,7 +193,7 @@ export class ReportStateService {
     const since = now - COMMUNITY_WINDOW_MS;
     const changes = new AddressChanges();
     const summary = inTransaction(this.store, () => {
-      const groups = this.stmt.communityGroups.all(since, now, COMMUNITY_MIN_REPORTERS);
+      const groups = this.eligibleGroups(since, now);
       const verified: { id: number; reporterId: number; ip: string; category: Category }[] = [];
       for (const g of groups) {
         for (const r of this.stmt.pendingOfGroup.all(g.ip, g.category, since, now)) {
@@ -184,6 +207,30 @@ export class ReportStateService {
     this.publisher.publish(changes);
     if (summary.verified > 0) this.onEventQueued();
     return summary;
+  }
+
+  /**
+   * The groups to verify now. A group becomes eligible only through a report that is new since the last scan
+   * (stored after it, or dated after it): rejection, expiry and a sliding window only ever take reporters
+   * away. So after one full scan each run looks at those groups alone, through the cursor kept in `meta` (the
+   * newest report id and the time of the last scan, written in the scan's transaction), instead of grouping a
+   * week of reports every minute (1.3 s with 500,000 reports, holding the write lock). With no cursor, or a
+   * `now` before the cursor's, the scan is full.
+   */
+  private eligibleGroups(since: number, now: number): { ip: string; category: string }[] {
+    const throughId = this.stmt.lastReportId.get()!.id;
+    const stored = this.stmt.readCursor.get(COMMUNITY_CURSOR_KEY)?.value;
+    const cursor = stored === undefined ? null : (JSON.parse(stored) as { id: number; at: number });
+    let groups: { ip: string; category: string }[];
+    if (cursor === null || !(now >= cursor.at)) {
+      groups = this.stmt.communityGroups.all(since, now, COMMUNITY_MIN_REPORTERS);
+    } else {
+      groups = this.stmt.candidateGroups
+        .all(cursor.id, since, now, Math.max(cursor.at, since - 1), now)
+        .filter((g) => this.stmt.groupEligible.get(COMMUNITY_MIN_REPORTERS, g.ip, g.category, since, now)!.eligible === 1);
+    }
+    this.stmt.writeCursor.run(COMMUNITY_CURSOR_KEY, JSON.stringify({ id: throughId, at: now }));
+    return groups;
   }
 
   /** An admin's verify or reject (PATCH /v1/admin/reports/{id}); returns the report as it now is. */

@@ -117,6 +117,60 @@ describe("community verification", () => {
     expect(f.credits.balance(late).balance).toBe(3);
   });
 
+  // After its first full scan a run looks only at groups with a report new since the last one (eligibleGroups).
+  describe("runs after the first: only groups with a new report, and none missed", () => {
+    const insertImported = (reporter: number, ip: string, at: number) =>
+      f.store.sqlite
+        .query(
+          `INSERT INTO reports (ip, ip_version, reporter_id, category, severity, description, status, source, created_at, status_changed_at)
+           VALUES (?, 4, ?, 'SSH', 3, '', 'pending', 'import', ?, ?)`,
+        )
+        .run(ip, reporter, at, at);
+
+    test("a group completed by a report stored later with an older date (an import by the CLI) is verified", async () => {
+      const [a, b, c] = [f.addUser(), f.addUser(), f.addUser()];
+      await f.reports.submit(a, reportInput("203.0.113.7"));
+      await f.reports.submit(b, reportInput("203.0.113.7"));
+      f.clock.advance(60_000);
+      expect(f.states.verifyCommunity(f.clock.now())).toEqual({ groups: 0, verified: 0 });
+      expect(rows(f.store, "SELECT value FROM meta WHERE key = 'community_verification_cursor'")).toEqual([
+        { value: JSON.stringify({ id: 2, at: f.clock.now() }) },
+      ]);
+      insertImported(c, "203.0.113.7", T0 - 3 * DAY_MS);
+      f.clock.advance(60_000);
+      expect(f.states.verifyCommunity(f.clock.now())).toEqual({ groups: 1, verified: 3 });
+      expect(statuses()).toEqual(["verified", "verified", "verified"]);
+    });
+
+    test("reports dated after a run's time but stored before it count at the next run", async () => {
+      const users = [f.addUser(), f.addUser(), f.addUser()];
+      f.clock.advance(HOUR);
+      for (const u of users) await f.reports.submit(u, reportInput("203.0.113.7")); // dated T0 + 1 h
+      // A run for T0 (a CLI run with its own clock, say) sees nothing in its window...
+      expect(f.states.verifyCommunity(T0)).toEqual({ groups: 0, verified: 0 });
+      // ...and the next one, with no report stored since, still finds the group.
+      f.clock.advance(HOUR);
+      expect(f.states.verifyCommunity(f.clock.now())).toEqual({ groups: 1, verified: 3 });
+    });
+
+    test("a run for a time before the last run's scans everything again", async () => {
+      const users = [f.addUser(), f.addUser(), f.addUser()];
+      for (const u of users) await f.reports.submit(u, reportInput("203.0.113.7")); // dated T0
+      // Eight days on the reports have left the window...
+      expect(f.states.verifyCommunity(T0 + 8 * DAY_MS)).toEqual({ groups: 0, verified: 0 });
+      // ...and a run for T0 + 1 min has them in its window again, with nothing new since the last run.
+      expect(f.states.verifyCommunity(T0 + 60_000)).toEqual({ groups: 1, verified: 3 });
+    });
+
+    test("an unrelated new report does not bring back groups already done", async () => {
+      for (const u of [f.addUser(), f.addUser(), f.addUser()]) await f.reports.submit(u, reportInput("203.0.113.7"));
+      expect(f.states.verifyCommunity(f.clock.now())).toEqual({ groups: 1, verified: 3 });
+      f.clock.advance(60_000);
+      await f.reports.submit(f.addUser(), reportInput("198.51.100.9"));
+      expect(f.states.verifyCommunity(f.clock.now())).toEqual({ groups: 0, verified: 0 });
+    });
+  });
+
   test("rejected reports do not count towards the 3 reporters", async () => {
     const users = [f.addUser(), f.addUser(), f.addUser()];
     for (const u of users) await f.reports.submit(u, reportInput("203.0.113.7"));

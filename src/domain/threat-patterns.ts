@@ -86,18 +86,25 @@ export interface DetectedPattern {
 
 /** Every pattern in `observations` (any order), sorted by kind, then pattern key. */
 export function detectPatterns(observations: Iterable<ThreatObservation>, thresholds: ThreatThresholds = DEFAULT_THREAT_THRESHOLDS): DetectedPattern[] {
-  const subnets = new Map<string, ThreatObservation[]>();
+  // Groups are keyed cheaply (an IPv4 subnet by its number, a campaign by ASN and category); the text of a key
+  // is made only for the few groups that hold a pattern. A group with fewer reports than the threshold cannot
+  // hold one and is skipped unsorted: most subnets have a report or two.
+  const ipv4Shift = 32 - thresholds.ipv4SubnetPrefix;
+  const ipv4Subnets = new Map<number, ThreatObservation[]>();
+  const ipv6Subnets = new Map<string, ThreatObservation[]>();
   const campaigns = new Map<string, ThreatObservation[]>();
   for (const o of observations) {
-    const subnet = cidrOf(o.ip, o.ip.version === 4 ? thresholds.ipv4SubnetPrefix : thresholds.ipv6SubnetPrefix).text;
-    push(subnets, subnet, o);
+    if (o.ip.version === 4) push(ipv4Subnets, ipv4Shift === 32 ? 0 : o.ip.value >>> ipv4Shift, o);
+    else push(ipv6Subnets, cidrOf(o.ip, thresholds.ipv6SubnetPrefix).text, o);
     if (o.asn !== null) push(campaigns, `AS${o.asn}:${o.category}`, o);
   }
   const found: DetectedPattern[] = [];
-  for (const [key, group] of subnets) {
+  for (const group of [...ipv4Subnets.values(), ...ipv6Subnets.values()]) {
+    if (group.length < thresholds.subnetMinAddresses) continue;
     const span = densestSpan(group, thresholds.windowMs, thresholds.subnetMinAddresses);
     if (!span) continue;
     const categories = new Set(span.reports.map((r) => r.category));
+    const key = cidrOf(group[0].ip, group[0].ip.version === 4 ? thresholds.ipv4SubnetPrefix : thresholds.ipv6SubnetPrefix).text;
     found.push({
       kind: "subnet_burst",
       patternKey: key,
@@ -110,6 +117,7 @@ export function detectPatterns(observations: Iterable<ThreatObservation>, thresh
     });
   }
   for (const [key, group] of campaigns) {
+    if (group.length < thresholds.campaignMinAddresses) continue;
     const span = densestSpan(group, thresholds.windowMs, thresholds.campaignMinAddresses);
     if (!span) continue;
     found.push({

@@ -18,6 +18,7 @@
 // for a Response, which copies them at once: the arena is never read after the request that took the view.
 
 import type { Ip } from "../domain/ip";
+import { ExpiryQueue } from "../index/expiry-queue";
 
 /** What the lookups return when no answer is cached (or the cached one has expired). */
 export const NO_ANSWER = -1;
@@ -45,6 +46,8 @@ export class AnswerCache {
   private released: number[] = [];
   private readonly byIpv4 = new Map<number, number>();
   private readonly byText = new Map<string, number>();
+  /** The answers that expire, by time (see ExpiryQueue). */
+  private readonly expiries = new ExpiryQueue<number | string>();
   private bodyAt = 0;
 
   /** `limit`: answers kept at most; past it, each new answer evicts an old one (see `set`). */
@@ -55,23 +58,20 @@ export class AnswerCache {
   // -------------------------------------------------------------------------------------------------------
   // Lookups: a handle, or NO_ANSWER
 
-  /** The answer for an IPv4 address (by value), if cached and still valid at `now`. */
-  ofIpv4(value: number, now: number): number {
-    return this.valid(this.byIpv4.get(value), now);
+  // Every answer found is valid at the time given to the last `settle()`, which drops the expired ones.
+
+  /** The answer for an IPv4 address (by value). */
+  ofIpv4(value: number): number {
+    return this.byIpv4.get(value) ?? NO_ANSWER;
   }
 
   /** The answer for an IPv6 address by its normalized text (any other text finds nothing). */
-  ofText(text: string, now: number): number {
-    return this.valid(this.byText.get(text), now);
+  ofText(text: string): number {
+    return this.byText.get(text) ?? NO_ANSWER;
   }
 
-  of(ip: Ip, now: number): number {
-    return ip.version === 4 ? this.ofIpv4(ip.value, now) : this.ofText(ip.text, now);
-  }
-
-  private valid(handle: number | undefined, now: number): number {
-    if (handle === undefined || now > this.times[offsetOf(handle) / HEADER_BYTES]) return NO_ANSWER;
-    return handle;
+  of(ip: Ip): number {
+    return ip.version === 4 ? this.ofIpv4(ip.value) : this.ofText(ip.text);
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -94,8 +94,14 @@ export class AnswerCache {
     this.bytes.write(body, offset + HEADER_BYTES, length, "utf8");
     this.liveBytes += size;
     const handle = offset * LENGTH_BITS + length;
-    if (ip.version === 4) this.byIpv4.set(ip.value, handle);
-    else this.byText.set(ip.text, handle);
+    const key = ip.version === 4 ? ip.value : ip.text;
+    if (typeof key === "number") this.byIpv4.set(key, handle);
+    else this.byText.set(key, handle);
+    if (expiresAt < Number.POSITIVE_INFINITY) {
+      this.expiries.push(expiresAt, key, handle);
+      // Replaced and dropped answers leave their entries behind: start the queue over when they are most of it.
+      if (this.expiries.size > 2 * this.size + 1024) this.requeueExpiries();
+    }
   }
 
   /** Forgets the answer for `ip`: the index calls this whenever the address changes, enters or leaves. */
@@ -115,11 +121,18 @@ export class AnswerCache {
   }
 
   /**
-   * Call at the start of each request: the slots of answers dropped since become free for new answers, so
-   * handles taken before are stale after it. When free slots outweigh the live answers (many dropped, few
-   * asked for since), the cache starts over in a small arena rather than keep the space.
+   * Call at the start of each request, with its time: answers expired by then are dropped, and the slots of
+   * answers dropped since the last call become free for new answers, so handles taken before are stale after
+   * it. When free slots outweigh the live answers (many dropped, few asked for since), the cache starts over in
+   * a small arena rather than keep the space.
    */
-  settle(): void {
+  settle(now: number): void {
+    if (now > this.expiries.earliest) {
+      this.expiries.popBefore(now, (key, handle) => {
+        const map: Map<unknown, number> = typeof key === "number" ? this.byIpv4 : this.byText;
+        if (map.get(key) === handle) this.dropFrom(map, key);
+      });
+    }
     if (this.released.length === 0) return;
     for (const handle of this.released) {
       const size = slotBytes(lengthOf(handle));
@@ -215,8 +228,20 @@ export class AnswerCache {
     this.times = new Float64Array(memory);
   }
 
+  /** Queues the expiry of every live answer again, without the entries of answers gone since. */
+  private requeueExpiries(): void {
+    this.expiries.clear();
+    const queue = (key: number | string, handle: number) => {
+      const expiresAt = this.times[offsetOf(handle) / HEADER_BYTES];
+      if (expiresAt < Number.POSITIVE_INFINITY) this.expiries.push(expiresAt, key, handle);
+    };
+    this.byIpv4.forEach((handle, key) => queue(key, handle));
+    this.byText.forEach((handle, key) => queue(key, handle));
+  }
+
   /** An empty cache in a small arena. */
   private reset(): void {
+    this.expiries.clear();
     this.useArena(INITIAL_ARENA_BYTES);
     this.top = 0;
     this.liveBytes = 0;

@@ -164,7 +164,7 @@ export function createReputation(deps: {
    * an unknown address's until something about it changes in the index.
    */
   function answerOf(ip: Ip, now: number): number | string {
-    const hit = cache.of(ip, now);
+    const hit = cache.of(ip);
     if (hit !== NO_ANSWER) return hit;
     const slot = freshSlot(ip, now);
     const expiresAt = slot === NOT_FOUND ? Number.POSITIVE_INFINITY : index.firstSeen[slot] + retentionMs;
@@ -173,8 +173,9 @@ export function createReputation(deps: {
   }
 
   function reputationBody(ip: Ip): string | Uint8Array {
-    cache.settle();
-    const answer = answerOf(ip, clock.now());
+    const now = clock.now();
+    cache.settle(now);
+    const answer = answerOf(ip, now);
     return typeof answer === "number" ? cache.viewOf(answer) : `${BODY_HEAD}${answer}}`;
   }
 
@@ -184,14 +185,14 @@ export function createReputation(deps: {
    * then finds the answer the first cached); then one body assembled from copies of the cached bytes.
    */
   function bulkBody(inputs: BulkInputs): Uint8Array {
-    cache.settle();
     const now = clock.now();
+    cache.settle(now);
     const { count: n, ipv4, others } = inputs;
     const answers: (number | string)[] = new Array(n);
     for (let i = 0; i < n; i++) {
       const other = others[i];
       // IPv6 answers are kept under the normalized text: an input written another way is found further down.
-      answers[i] = ipv4[i] >= 0 ? cache.ofIpv4(ipv4[i], now) : typeof other === "string" ? cache.ofText(other, now) : NO_ANSWER;
+      answers[i] = ipv4[i] >= 0 ? cache.ofIpv4(ipv4[i]) : typeof other === "string" ? cache.ofText(other) : NO_ANSWER;
     }
     let invalid = "";
     let size = BULK_HEAD.length + BULK_MIDDLE.length + BULK_TAIL.length + n;

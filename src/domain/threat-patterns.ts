@@ -86,52 +86,80 @@ export interface DetectedPattern {
 
 /** Every pattern in `observations` (any order), sorted by kind, then pattern key. */
 export function detectPatterns(observations: Iterable<ThreatObservation>, thresholds: ThreatThresholds = DEFAULT_THREAT_THRESHOLDS): DetectedPattern[] {
-  // Groups are keyed cheaply (an IPv4 subnet by its number, a campaign by ASN and category); the text of a key
-  // is made only for the few groups that hold a pattern. A group with fewer reports than the threshold cannot
-  // hold one and is skipped unsorted: most subnets have a report or two.
-  const ipv4Shift = 32 - thresholds.ipv4SubnetPrefix;
-  const ipv4Subnets = new Map<number, ThreatObservation[]>();
-  const ipv6Subnets = new Map<string, ThreatObservation[]>();
+  const subnets = new Map<number | string, ThreatObservation[]>();
   const campaigns = new Map<string, ThreatObservation[]>();
   for (const o of observations) {
-    if (o.ip.version === 4) push(ipv4Subnets, ipv4Shift === 32 ? 0 : o.ip.value >>> ipv4Shift, o);
-    else push(ipv6Subnets, cidrOf(o.ip, thresholds.ipv6SubnetPrefix).text, o);
-    if (o.asn !== null) push(campaigns, `AS${o.asn}:${o.category}`, o);
+    push(subnets, subnetKeyOf(o.ip, thresholds), o);
+    const campaign = campaignKeyOf(o);
+    if (campaign !== null) push(campaigns, campaign, o);
   }
   const found: DetectedPattern[] = [];
-  for (const group of [...ipv4Subnets.values(), ...ipv6Subnets.values()]) {
-    if (group.length < thresholds.subnetMinAddresses) continue;
-    const span = densestSpan(group, thresholds.windowMs, thresholds.subnetMinAddresses);
-    if (!span) continue;
-    const categories = new Set(span.reports.map((r) => r.category));
-    const key = cidrOf(group[0].ip, group[0].ip.version === 4 ? thresholds.ipv4SubnetPrefix : thresholds.ipv6SubnetPrefix).text;
-    found.push({
-      kind: "subnet_burst",
-      patternKey: key,
-      cidr: key,
-      asn: sameAsn(span.reports),
-      category: categories.size === 1 ? span.reports[0].category : null,
-      addresses: span.addresses.map((ip) => ip.text),
-      windowStartMs: span.startMs,
-      windowEndMs: span.endMs,
-    });
+  for (const group of subnets.values()) {
+    const burst = subnetBurst(group, thresholds);
+    if (burst) found.push(burst);
   }
   for (const [key, group] of campaigns) {
-    if (group.length < thresholds.campaignMinAddresses) continue;
-    const span = densestSpan(group, thresholds.windowMs, thresholds.campaignMinAddresses);
-    if (!span) continue;
-    found.push({
-      kind: "category_campaign",
-      patternKey: key,
-      cidr: campaignCidr(span.addresses),
-      asn: group[0].asn,
-      category: group[0].category,
-      addresses: span.addresses.map((ip) => ip.text),
-      windowStartMs: span.startMs,
-      windowEndMs: span.endMs,
-    });
+    const campaign = categoryCampaign(key, group, thresholds);
+    if (campaign) found.push(campaign);
   }
-  return found.sort((a, b) => (a.kind === b.kind ? (a.patternKey < b.patternKey ? -1 : a.patternKey > b.patternKey ? 1 : 0) : a.kind === "subnet_burst" ? -1 : 1));
+  return found.sort(byKindAndKey);
+}
+
+// Groups are keyed cheaply (an IPv4 subnet by its number, a campaign by ASN and category); the text of a key
+// is made only for the few groups that hold a pattern. A group with fewer reports than the threshold cannot
+// hold one and is skipped unsorted: most subnets have a report or two.
+
+/** An address's subnet as a group key: an IPv4 subnet's number, an IPv6 subnet's CIDR text. */
+export function subnetKeyOf(ip: Ip, thresholds: ThreatThresholds): number | string {
+  return ip.version === 4 ? ip.value >>> (32 - thresholds.ipv4SubnetPrefix) : cidrOf(ip, thresholds.ipv6SubnetPrefix).text;
+}
+
+/** A report's campaign as a group key (`AS<n>:<CATEGORY>`), or null when its address has no known ASN. */
+export function campaignKeyOf(o: ThreatObservation): string | null {
+  return o.asn === null ? null : `AS${o.asn}:${o.category}`;
+}
+
+/** The burst among the reports of one subnet, if they hold one. */
+export function subnetBurst(group: readonly ThreatObservation[], thresholds: ThreatThresholds): DetectedPattern | null {
+  if (group.length < thresholds.subnetMinAddresses) return null;
+  const span = densestSpan(group, thresholds.windowMs, thresholds.subnetMinAddresses);
+  if (!span) return null;
+  const categories = new Set(span.reports.map((r) => r.category));
+  const ip = group[0].ip;
+  const key = cidrOf(ip, ip.version === 4 ? thresholds.ipv4SubnetPrefix : thresholds.ipv6SubnetPrefix).text;
+  return {
+    kind: "subnet_burst",
+    patternKey: key,
+    cidr: key,
+    asn: sameAsn(span.reports),
+    category: categories.size === 1 ? span.reports[0].category : null,
+    addresses: span.addresses.map((a) => a.text),
+    windowStartMs: span.startMs,
+    windowEndMs: span.endMs,
+  };
+}
+
+/** The campaign among the reports of one ASN and category (`key`), if they hold one. */
+export function categoryCampaign(key: string, group: readonly ThreatObservation[], thresholds: ThreatThresholds): DetectedPattern | null {
+  if (group.length < thresholds.campaignMinAddresses) return null;
+  const span = densestSpan(group, thresholds.windowMs, thresholds.campaignMinAddresses);
+  if (!span) return null;
+  return {
+    kind: "category_campaign",
+    patternKey: key,
+    cidr: campaignCidr(span.addresses),
+    asn: group[0].asn,
+    category: group[0].category,
+    addresses: span.addresses.map((a) => a.text),
+    windowStartMs: span.startMs,
+    windowEndMs: span.endMs,
+  };
+}
+
+/** Patterns in their reporting order: subnet bursts first, then campaigns, each by pattern key. */
+export function byKindAndKey(a: DetectedPattern, b: DetectedPattern): number {
+  if (a.kind !== b.kind) return a.kind === "subnet_burst" ? -1 : 1;
+  return a.patternKey < b.patternKey ? -1 : a.patternKey > b.patternKey ? 1 : 0;
 }
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
@@ -152,7 +180,7 @@ interface Span {
  * The span of at most `windowMs` holding the most distinct addresses, if it holds at least `min` of them. A
  * sliding window over the reports in time order, counting each address's reports inside it.
  */
-function densestSpan(group: ThreatObservation[], windowMs: number, min: number): Span | null {
+function densestSpan(group: readonly ThreatObservation[], windowMs: number, min: number): Span | null {
   const sorted = [...group].sort((a, b) => a.atMs - b.atMs);
   const inWindow = new Map<string, number>();
   let best: { from: number; to: number; distinct: number } | null = null;

@@ -12,7 +12,8 @@ import type { Category } from "../domain/categories";
 import { type Clock, isoTime } from "../domain/clock";
 import { type Ip, parseIp } from "../domain/ip";
 import { abuseConfidence } from "../domain/scoring";
-import { type DetectedPattern, detectPatterns, type ThreatKind, type ThreatObservation, type ThreatThresholds } from "../domain/threat-patterns";
+import type { DetectedPattern, ThreatKind, ThreatThresholds } from "../domain/threat-patterns";
+import { ThreatWindow } from "../domain/threat-window";
 import { inTransaction, type Store } from "../store/database";
 import { enqueueEvent } from "./outbox";
 
@@ -80,6 +81,10 @@ export class ThreatService {
   private readonly onEventQueued: () => void;
   private readonly stmt;
   private detectStmt: ReturnType<typeof prepareDetection> | null = null;
+  /** The reports of the window at the last pass (see detect), that pass's time, and the newest report id then. */
+  private window: ThreatWindow | null = null;
+  private windowAt = Number.NEGATIVE_INFINITY;
+  private seenThroughId = 0;
 
   constructor(deps: ThreatServiceDeps) {
     this.store = deps.store;
@@ -103,20 +108,35 @@ export class ThreatService {
 
   /**
    * One detection pass at `nowMs`: finds the patterns among recent counting reports and stores and announces
-   * each one not already reported within the repeat period. The reports are read outside the write lock; the
-   * repeat check, the row and the event are one transaction, so two passes at once (the server and a CLI run)
-   * cannot both announce a pattern.
+   * each one not already reported within the repeat period. The reports are kept in a ThreatWindow between
+   * passes: the first pass (and one for a time before the last's) reads the whole window, later ones the reports
+   * stored since (or dated since: stored earlier with a later clock), and drop the ones rejected meanwhile. The
+   * reports are read outside the write lock; the repeat check, the row and the event are one transaction, so
+   * two passes at once (the server and a CLI run) cannot both announce a pattern.
    */
   detect(nowMs: number = this.clock.now()): DetectSummary {
     const now = Math.trunc(nowMs);
     const t = this.thresholds;
+    const start = now - t.windowMs - this.scanSlackMs;
     const stmt = (this.detectStmt ??= prepareDetection(this.store));
-    const rows = stmt.recent.all(now - t.windowMs - this.scanSlackMs, now);
-    const observations: ThreatObservation[] = rows.map((r) => {
+    const whole = this.window === null || now < this.windowAt;
+    const window = whole ? new ThreatWindow(t) : (this.window as ThreatWindow);
+    this.window = null; // until this pass has succeeded: a failed one leaves the next to read everything
+    // One read transaction, so the newest id matches the rows read.
+    const read = this.store.sqlite.transaction(() => ({
+      throughId: stmt.lastId.get()!.id,
+      rows: whole
+        ? stmt.recent.all(start, now)
+        : [...stmt.storedSince.all(this.seenThroughId, start, now), ...stmt.datedSince.all(Math.max(this.windowAt, start - 1), now, this.seenThroughId)],
+      rejected: whole ? [] : stmt.rejected.all(start, now),
+    }))();
+    for (const r of read.rejected) window.remove(r.id);
+    for (const r of read.rows) {
       const ip = parseIp(r.ip);
-      return { ip, category: r.category as Category, atMs: r.createdAt, asn: this.asnOf(ip) };
-    });
-    const patterns = detectPatterns(observations, t);
+      window.add({ id: r.id, ip, category: r.category as Category, atMs: r.createdAt, asn: this.asnOf(ip) });
+    }
+    window.forgetBefore(start);
+    const patterns = window.takePatterns();
     const threatIds: string[] = [];
     if (patterns.length > 0) {
       inTransaction(this.store, () => {
@@ -126,8 +146,11 @@ export class ThreatService {
         }
       });
     }
+    this.window = window;
+    this.windowAt = now;
+    this.seenThroughId = read.throughId;
     if (threatIds.length > 0) this.onEventQueued();
-    return { reports: rows.length, patterns: patterns.length, detected: threatIds.length, suppressed: patterns.length - threatIds.length, threatIds };
+    return { reports: window.size, patterns: patterns.length, detected: threatIds.length, suppressed: patterns.length - threatIds.length, threatIds };
   }
 
   /** Threats newest first, and how many there are. */
@@ -150,13 +173,33 @@ export class ThreatService {
   }
 }
 
+interface ReportRow {
+  id: number;
+  ip: string;
+  category: string;
+  createdAt: number;
+}
+
 function prepareDetection(store: Store) {
   const sqlite = store.sqlite;
   return {
-    recent: sqlite.prepare<{ ip: string; category: string; createdAt: number }, [number, number]>(
-      `SELECT ip, category, created_at AS createdAt FROM reports
+    recent: sqlite.prepare<ReportRow, [number, number]>(
+      `SELECT id, ip, category, created_at AS createdAt FROM reports
         WHERE created_at >= ? AND created_at <= ? AND status IN ('pending', 'verified')`,
     ),
+    // The unary `+` keeps SQLite on the id range, not the window's part of an index.
+    storedSince: sqlite.prepare<ReportRow, [number, number, number]>(
+      `SELECT id, ip, category, created_at AS createdAt FROM reports
+        WHERE id > ? AND +created_at >= ? AND +created_at <= ? AND +status IN ('pending', 'verified')`,
+    ),
+    datedSince: sqlite.prepare<ReportRow, [number, number, number]>(
+      `SELECT id, ip, category, created_at AS createdAt FROM reports
+        WHERE created_at > ? AND created_at <= ? AND id <= ? AND +status IN ('pending', 'verified')`,
+    ),
+    rejected: sqlite.prepare<{ id: number }, [number, number]>(
+      "SELECT id FROM reports WHERE status = 'rejected' AND created_at >= ? AND created_at <= ?",
+    ),
+    lastId: sqlite.prepare<{ id: number }, []>("SELECT coalesce(max(id), 0) AS id FROM reports"),
     detectedSince: sqlite.prepare<{ id: number }, [string, number]>("SELECT id FROM threats WHERE pattern_key = ? AND detected_at > ? LIMIT 1"),
     insert: sqlite.prepare<{ id: number }, [string, string, string, number | null, string | null, number, string, number, number, number]>(
       `INSERT INTO threats (kind, pattern_key, cidr, asn, category, ip_count, addresses, window_start, window_end, detected_at)

@@ -39,9 +39,12 @@ describe("detect-threats: subnet_burst", () => {
     ]);
     expect(f.receiver.requests[0].headers.get("x-webhook-event")).toBe("threat.detected");
 
-    // The next run sees the same burst and stays quiet.
+    // The next run has no new report: it looks at no group again and stays quiet.
     f.h.clock.advance(MINUTE);
-    expect((await f.run("detect-threats")).lastResult).toMatchObject({ patterns: 1, detected: 0, suppressed: 1 });
+    expect((await f.run("detect-threats")).lastResult).toEqual({ reports: 5, patterns: 0, detected: 0, suppressed: 0, threatIds: [] });
+    // One more report in the subnet: the burst is seen again, and suppressed.
+    await f.report("203.0.113.6");
+    expect((await f.run("detect-threats")).lastResult).toMatchObject({ reports: 6, patterns: 1, detected: 0, suppressed: 1 });
     // A new burst in the same /24 within 24 hours of the detection: still quiet.
     f.h.clock.set(detectedAt + 22 * HOUR);
     await burst("203.0.113", 11);
@@ -122,8 +125,49 @@ describe("detect-threats: category_campaign", () => {
     expect(listed).toMatchObject({ kind: "category_campaign", asn: 15169, category: "SSH", ipCount: 20 });
     expect(listed.addresses).toHaveLength(20);
 
+    // Another report of the campaign: seen again, and suppressed.
     f.h.clock.advance(MINUTE);
+    await f.report(GOOGLE[0], { category: "ssh", severity: 3 });
     expect((await f.run("detect-threats")).lastResult).toMatchObject({ detected: 0, suppressed: 1 });
+  });
+
+});
+
+// After its first run the job keeps the window's reports and reads only what was stored (or dated) since.
+describe("detect-threats: the reports kept between runs", () => {
+  test("a report rejected after a run leaves the window", async () => {
+    await burst("203.0.113", 1, 4, MINUTE);
+    expect((await f.run("detect-threats")).lastResult).toMatchObject({ reports: 4, patterns: 0 });
+    f.h.store.sqlite.run("UPDATE reports SET status = 'rejected' WHERE ip = '203.0.113.2'");
+    await f.report("203.0.113.5");
+    expect((await f.run("detect-threats")).lastResult).toMatchObject({ reports: 4, patterns: 0 });
+    await f.report("203.0.113.6");
+    expect((await f.run("detect-threats")).lastResult).toMatchObject({ reports: 5, patterns: 1, detected: 1 });
+  });
+
+  test("a report stored by another process with an earlier date (an import) joins the window", async () => {
+    await burst("203.0.113", 1, 4, MINUTE);
+    expect((await f.run("detect-threats")).lastResult).toMatchObject({ reports: 4, patterns: 0 });
+    const at = f.h.clock.now() - 10 * MINUTE;
+    f.h.store.sqlite
+      .query(
+        `INSERT INTO reports (ip, ip_version, reporter_id, category, severity, description, status, source, created_at, status_changed_at)
+         VALUES ('203.0.113.9', 4, ?, 'BRUTE_FORCE', 5, '', 'pending', 'import', ?, ?)`,
+      )
+      .run(f.reporters[0].user.id, at, at);
+    expect((await f.run("detect-threats")).lastResult).toMatchObject({ reports: 5, patterns: 1, detected: 1 });
+  });
+
+  test("reports dated after a pass's time count at the next pass; a pass for an earlier time reads everything", async () => {
+    await burst("203.0.113", 1, 5, MINUTE);
+    const end = f.h.clock.now();
+    // A pass for an hour earlier (a CLI run with its own clock, say) has none of them in its window...
+    expect(f.h.services.threats.detect(end - 2 * HOUR)).toMatchObject({ reports: 0, patterns: 0 });
+    // ...the next pass, with nothing stored since, finds the burst...
+    expect(f.h.services.threats.detect(end)).toMatchObject({ reports: 5, patterns: 1, detected: 1 });
+    // ...and a pass for an earlier time than that reads the window again and sees it (suppressed).
+    expect(f.h.services.threats.detect(end - MINUTE)).toMatchObject({ reports: 4, patterns: 0 });
+    expect(f.h.services.threats.detect(end)).toMatchObject({ reports: 5, patterns: 1, suppressed: 1 });
   });
 
   test("rejected reports do not count", async () => {

@@ -1,8 +1,9 @@
 // The response cache of reputation answers (contract 5.2 and 5.9): each cached answer is the whole body of
 // `GET /v1/ip/{ip}/reputation` (with `cached: true`) as UTF-8 bytes in one arena, found by the address (an
 // IPv4 value, or an IPv6 address's normalized text) and valid until the time it was given (when the address's
-// oldest counting report passes retention). Whoever changes what an answer says drops it (the index does, on
-// every change of an address).
+// oldest counting report passes retention). `settle(now)`, at the start of each request, drops the answers
+// expired by then (they are queued by time), so a lookup finds only valid answers without reading an expiry.
+// Whoever changes what an answer says drops it (the index does, on every change of an address).
 //
 // Why bytes in one arena rather than strings: a bulk check copies up to 100 cached answers into one body. From
 // an arena that is one copy of adjacent bytes per answer, found through one map lookup; a cached string costs

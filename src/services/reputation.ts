@@ -118,8 +118,8 @@ export function createReputation(deps: {
   const { index, geo, allowlist, store, clock, scorer, params } = deps;
   const retentionMs = params.retentionDays * DAY_MS;
   // The response cache holds each answer as the body to send with `cached: true` (see answer-cache.ts). The index
-  // says when a reported address's slot changes, and when an unknown address enters it: the next answer for it
-  // must say `cached: false` (reported, then rejected), even when no lookup of it came in between.
+  // says whenever an address enters, changes or leaves: the next answer for it must say `cached: false`
+  // (reported, then rejected), even when no lookup of it came in between.
   const cache = new AnswerCache(CACHE_LIMIT);
   index.onAddressChanged = (ip) => cache.drop(ip);
   let lastExpiryWalk = Number.NEGATIVE_INFINITY;
@@ -139,8 +139,8 @@ export function createReputation(deps: {
     else index.remove(ip);
   }
 
-  /** The answer's data object as JSON, computed from the index and the enrichment. */
-  function computeData(ip: Ip, slot: number, cached: boolean): string {
+  /** The answer's data object, computed from the index and the enrichment (`cached` false). */
+  function computeData(ip: Ip, slot: number): ReputationData {
     const g = geo.lookup(ip);
     const found = slot !== NOT_FOUND;
     const data: ReputationData = {
@@ -152,9 +152,9 @@ export function createReputation(deps: {
       categories: found ? categoriesFromMask(index.categories[slot]) : [],
       country: g.countryCode,
       isp: g.isp,
-      cached,
+      cached: false,
     };
-    return JSON.stringify(data);
+    return data;
   }
 
   /**
@@ -168,8 +168,11 @@ export function createReputation(deps: {
     if (hit !== NO_ANSWER) return hit;
     const slot = freshSlot(ip, now);
     const expiresAt = slot === NOT_FOUND ? Number.POSITIVE_INFINITY : index.firstSeen[slot] + retentionMs;
-    cache.set(ip, `${BODY_HEAD}${computeData(ip, slot, true)}}`, expiresAt);
-    return computeData(ip, slot, false);
+    const data = computeData(ip, slot);
+    const answeredNow = JSON.stringify(data);
+    data.cached = true;
+    cache.set(ip, `${BODY_HEAD}${JSON.stringify(data)}}`, expiresAt);
+    return answeredNow;
   }
 
   function reputationBody(ip: Ip): string | Uint8Array {
@@ -188,7 +191,8 @@ export function createReputation(deps: {
     const now = clock.now();
     cache.settle(now);
     const { count: n, ipv4, others } = inputs;
-    const answers: (number | string)[] = new Array(n);
+    // Per input: a cached answer's handle, the JSON of an answer computed now, or null for an invalid input.
+    const answers: (number | string | null)[] = new Array(n);
     for (let i = 0; i < n; i++) {
       const other = others[i];
       // IPv6 answers are kept under the normalized text: an input written another way is found further down.
@@ -197,17 +201,16 @@ export function createReputation(deps: {
     let invalid = "";
     let size = BULK_HEAD.length + BULK_MIDDLE.length + BULK_TAIL.length + n;
     for (let i = 0; i < n; i++) {
-      let answer = answers[i];
+      let answer = answers[i] as number | string; // the first pass left handles and NO_ANSWER only
       if (answer === NO_ANSWER) {
         const input = others[i];
         const parsed = ipv4[i] >= 0 ? ipv4FromNumber(ipv4[i]) : typeof input === "string" ? tryParseIp(input) : "not a string";
         if (typeof parsed === "string") {
           invalid += (invalid === "" ? "" : ",") + JSON.stringify({ input, error: parsed });
-          answer = "";
-        } else {
-          answer = answerOf(parsed, now);
+          answers[i] = null;
+          continue;
         }
-        answers[i] = answer;
+        answer = answers[i] = answerOf(parsed, now);
       }
       size += typeof answer === "number" ? lengthOf(answer) - BODY_HEAD.length - 1 : Buffer.byteLength(answer, "utf8");
     }
@@ -218,7 +221,7 @@ export function createReputation(deps: {
     let first = true;
     for (let i = 0; i < n; i++) {
       const answer = answers[i];
-      if (answer === "") continue;
+      if (answer === null) continue;
       if (!first) cache.putByte(0x2c); // ","
       first = false;
       if (typeof answer === "number") cache.putAnswer(answer, BODY_HEAD.length, 1);

@@ -6,7 +6,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, ren
 import { dirname, join } from "node:path";
 import { RANGE_TABLE_MAGIC, RANGE_TABLE_VERSION } from "../src/index/range-table";
 import { writeRangeTable } from "../src/index/range-table-writer";
-import { parseGeoCsv } from "../src/services/geo-csv";
+import { parseGeoCsv } from "../src/services/enrichment/geo-csv";
 
 const root = join(import.meta.dir, "..");
 export const enrichmentTablePath = join(root, "build/generated/enrichment.bin");
@@ -26,7 +26,7 @@ const dependencies = [
   join(asnPackage, "package.json"),
   join(root, "build/pack-enrichment.ts"),
   join(root, "src/index/range-table-writer.ts"),
-  join(root, "src/services/geo-csv.ts"),
+  join(root, "src/services/enrichment/geo-csv.ts"),
 ];
 
 export interface PackResult {

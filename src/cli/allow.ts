@@ -4,7 +4,7 @@
 import { resolveConfig } from "../config";
 import { systemClock } from "../domain/clock";
 import { AppError } from "../domain/errors";
-import { createAllowlist } from "../services/allowlist";
+import { createAllowlist } from "../services/allowlist/allowlist";
 import { openStore } from "../store/database";
 import { flag, hasSwitch, parseArgs } from "./args";
 import { DATA_DIR_HELP, type Command } from "./command";

@@ -40,7 +40,7 @@ export const blocklistCommand: Command = {
     const [{ parseBlocklistParams }, { createRenderer, renderChunks }, { selectBlocklist, selectionCursor, needsDetails }] = await Promise.all([
       import("../domain/blocklist/query"),
       import("../domain/blocklist/formats"),
-      import("../services/blocklist"),
+      import("../services/blocklists/blocklist"),
     ]);
     // The API's parser, so the same values are accepted and refused with the same messages.
     const { filters, format } = parseBlocklistParams({
@@ -50,7 +50,7 @@ export const blocklistCommand: Command = {
       format: flag(args, "--format"),
     });
     const config = resolveConfig(args.flags);
-    const { openLookupSource } = await import("../services/snapshot-sources");
+    const { openLookupSource } = await import("../services/snapshots/sources");
     const source = await openLookupSource(config, { snapshot: config.snapshot, needGeo: false });
     try {
       // As the API does before a list: addresses whose reports passed retention are rescored first.

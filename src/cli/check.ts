@@ -5,7 +5,7 @@
 import { resolveConfig } from "../config";
 import { AppError } from "../domain/errors";
 import { tryParseIp, type Ip } from "../domain/ip";
-import type { IpDetail, Reputation } from "../services/reputation";
+import type { IpDetail, Reputation } from "../services/lookups/reputation";
 import { hasSwitch, parseArgs } from "./args";
 import { DATA_DIR_HELP, type Command, SCORING_FLAGS, SCORING_HELP } from "./command";
 
@@ -39,7 +39,7 @@ export const checkCommand: Command = {
     });
     if (args.positionals.length === 0) throw new AppError("bad_request", `check needs addresses, or - to read them from stdin\n\n${HELP}`);
     const config = resolveConfig(args.flags);
-    const { openLookupSource } = await import("../services/snapshot-sources");
+    const { openLookupSource } = await import("../services/snapshots/sources");
     // Addresses given as arguments are known up front: only their rows are read, not the whole index. A
     // stream (-) can ask for anything: the whole pre-built index is loaded.
     const only = args.positionals.includes("-") ? undefined : args.positionals.map(tryParseIp).filter((ip): ip is Ip => typeof ip !== "string");

@@ -4,8 +4,8 @@
 import { resolveConfig } from "../config";
 import { AppError } from "../domain/errors";
 import { tryParseIp, type Ip } from "../domain/ip";
-import { openEnrichment } from "../services/enrichment";
-import { formatGeoImportReport, geoLookupLines, importGeoFile } from "../services/geo-import";
+import { openEnrichment } from "../services/enrichment/enrichment";
+import { formatGeoImportReport, geoLookupLines, importGeoFile } from "../services/enrichment/geo-import";
 import { hasSwitch, parseArgs } from "./args";
 import { DATA_DIR_HELP, type Command } from "./command";
 

@@ -1,13 +1,13 @@
 // `abuse-intel import`: bulk loads into the data directory. `import reports FILE --reporter EMAIL` takes the
-// AbuseIPDB bulk-report CSV (see src/services/report-import.ts for what is read and how). A running server on the
+// AbuseIPDB bulk-report CSV (see src/services/reports/import.ts for what is read and how). A running server on the
 // same data directory notices the commit and picks the changes up by itself.
 
 import { OPTIONS, resolveConfig, scoringParametersOf } from "../config";
 import { systemClock } from "../domain/clock";
 import { AppError } from "../domain/errors";
 import { isSeverity, type Severity } from "../domain/scoring";
-import { createAddressScorer } from "../services/address-scorer";
-import { importReports, parseReportCsv } from "../services/report-import";
+import { createAddressScorer } from "../services/reports/scorer";
+import { importReports, parseReportCsv } from "../services/reports/import";
 import { openStore } from "../store/database";
 import { flag, parseArgs } from "./args";
 import { DATA_DIR_HELP, type Command, SCORING_FLAGS, SCORING_HELP } from "./command";

@@ -6,7 +6,7 @@ import { OPTIONS, resolveConfig } from "../config";
 import { systemClock } from "../domain/clock";
 import { AppError } from "../domain/errors";
 import type { JobStatus } from "../jobs/scheduler";
-import { createServices } from "../services/services";
+import { createServices } from "../app/create-services";
 import { openStore } from "../store/database";
 import { hasSwitch, parseArgs } from "./args";
 import { DATA_DIR_HELP, type Command, SCORING_FLAGS, SCORING_HELP } from "./command";

@@ -4,8 +4,8 @@
 import { resolveConfig } from "../config";
 import { isoTime, systemClock } from "../domain/clock";
 import { AppError } from "../domain/errors";
-import { Accounts } from "../services/accounts";
-import { ApiKeys, apiKeyView, parseKeyName } from "../services/api-keys";
+import { Accounts } from "../services/accounts/accounts";
+import { ApiKeys, apiKeyView, parseKeyName } from "../services/accounts/api-keys";
 import { openStore } from "../store/database";
 import { flag, hasSwitch, parseArgs } from "./args";
 import { DATA_DIR_HELP, type Command } from "./command";

@@ -3,9 +3,10 @@
 import { OPTIONS, resolveConfig } from "../config";
 import { systemClock } from "../domain/clock";
 import { openStore, SERVER_BUSY_TIMEOUT_MS } from "../store/database";
-import { createServices, type Services } from "../services/services";
-import { createSnapshotServices } from "../services/snapshot-services";
-import { ensureInitialAdmin } from "../services/accounts";
+import { type Services } from "../services/services";
+import { createServices } from "../app/create-services";
+import { createSnapshotServices } from "../app/snapshot-services";
+import { ensureInitialAdmin } from "../services/accounts/accounts";
 import { createApp } from "../http/app";
 import { listen } from "../http/server";
 import { parseArgs } from "./args";

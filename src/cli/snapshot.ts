@@ -1,5 +1,5 @@
 // `abuse-intel snapshot export|info|verify|keygen` (contract section 8). The work lives in
-// src/services/snapshots.ts, loaded when a subcommand runs so the command table stays cheap to load.
+// src/services/snapshots/export.ts, loaded when a subcommand runs so the command table stays cheap to load.
 
 import { resolveConfig, scoringParametersOf } from "../config";
 import { AppError } from "../domain/errors";
@@ -62,8 +62,8 @@ async function exportCommand(argv: string[]): Promise<number> {
   if (out === undefined) throw new AppError("bad_request", "snapshot export needs --out FILE");
   const config = resolveConfig(args.flags);
   const [{ exportSnapshot }, { openEnrichment }, { databasePath, openStore }, { existsSync }] = await Promise.all([
-    import("../services/snapshots"),
-    import("../services/enrichment"),
+    import("../services/snapshots/export"),
+    import("../services/enrichment/enrichment"),
     import("../store/database"),
     import("node:fs"),
   ]);
@@ -92,7 +92,7 @@ async function exportCommand(argv: string[]): Promise<number> {
 async function infoCommand(argv: string[]): Promise<number> {
   const args = parseArgs(argv, { switches: ["--json"] });
   const file = oneFile(args.positionals, "info");
-  const { snapshotInfo } = await import("../services/snapshots");
+  const { snapshotInfo } = await import("../services/snapshots/export");
   const info = snapshotInfo(file);
   if (hasSwitch(args, "--json")) {
     console.log(JSON.stringify(info, null, 2));
@@ -126,7 +126,7 @@ async function infoCommand(argv: string[]): Promise<number> {
 async function verifyCommand(argv: string[]): Promise<number> {
   const args = parseArgs(argv, { values: ["--pubkey"], switches: ["--json"] });
   const file = oneFile(args.positionals, "verify");
-  const { verifySnapshot } = await import("../services/snapshots");
+  const { verifySnapshot } = await import("../services/snapshots/export");
   const result = verifySnapshot(file, flag(args, "--pubkey"));
   if (hasSwitch(args, "--json")) {
     console.log(JSON.stringify(result, null, 2));
@@ -150,7 +150,7 @@ async function keygenCommand(argv: string[]): Promise<number> {
   const args = parseArgs(argv, { values: ["--out"] });
   const prefix = flag(args, "--out") ?? args.positionals[0];
   if (prefix === undefined) throw new AppError("bad_request", "snapshot keygen needs --out PREFIX");
-  const { writeKeyPair } = await import("../services/snapshot-signing");
+  const { writeKeyPair } = await import("../services/snapshots/signing");
   const { privatePath, publicPath, keyId } = writeKeyPair(prefix);
   console.log(`wrote ${privatePath} (private, mode 0600: give it to snapshot export --sign-key)`);
   console.log(`wrote ${publicPath} (public: give it to snapshot verify --pubkey)`);

@@ -4,9 +4,9 @@
 import { resolveConfig } from "../config";
 import { isoTime, systemClock } from "../domain/clock";
 import { AppError } from "../domain/errors";
-import { Accounts, normalizeEmail, parseNewUser, parseUserPatch, userView, type User } from "../services/accounts";
-import { generatePassword } from "../services/passwords";
-import { dailyBudgetOf } from "../services/rate-limiter";
+import { Accounts, normalizeEmail, parseNewUser, parseUserPatch, userView, type User } from "../services/accounts/accounts";
+import { generatePassword } from "../services/accounts/passwords";
+import { dailyBudgetOf } from "../services/accounts/rate-limiter";
 import { openStore } from "../store/database";
 import { flag, hasSwitch, parseArgs } from "./args";
 import { DATA_DIR_HELP, type Command } from "./command";

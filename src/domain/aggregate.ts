@@ -3,7 +3,7 @@
 // range is cut into its maximal aligned blocks as soon as a gap closes it, so output streams with the input.
 // The maximal aligned blocks of a set are its unique smallest cover, which is what the tests check.
 
-import { type Cidr, type Ip, formatIpv6, ipFromWords, ipv4FromNumber } from "./ip.ts";
+import { type Cidr, type Ip, formatIpv6, ipFromWords, ipv4FromNumber } from "./ip";
 
 /** Receives each IPv4 block of the cover, in ascending order. */
 export type Ipv4BlockSink = (network: number, prefixLength: number) => void;

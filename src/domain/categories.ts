@@ -34,7 +34,7 @@
 // MALWARE in `GET /v1/categories`). Where a number is needed whatever the category (reports served through
 // /api/v2), MALWARE goes out as 20 Exploited Host, AbuseIPDB's category for malware-infected hosts.
 
-import { validationFailed } from "./errors.ts";
+import { validationFailed } from "./errors";
 
 /** The categories in the contract's order; a category's position is its bit in a categories bitmask. */
 export const CATEGORIES = [

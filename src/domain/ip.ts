@@ -3,7 +3,7 @@
 // (the test reference) builds BigInts and objects per address, ~20x slower. `tryParseIpv4Value` is the
 // allocation-free fast path for dotted quads; the tests compare every function here against ip-num.
 
-import { AppError } from "./errors.ts";
+import { AppError } from "./errors";
 
 export type IpVersion = 4 | 6;
 

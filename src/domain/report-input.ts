@@ -9,10 +9,10 @@
 // means it to be kept; lengths are counted in characters (Unicode code points), not UTF-16 units. Unknown fields
 // are ignored. Every bad field is listed in one validation_failed error.
 
-import { type Category, tryParseCategory, unknownCategoryMessage } from "./categories.ts";
-import { AppError, type FieldError, validationFailed } from "./errors.ts";
-import { type Ip, tryParseIp, unreportableReason } from "./ip.ts";
-import { type Severity, isSeverity } from "./scoring.ts";
+import { type Category, tryParseCategory, unknownCategoryMessage } from "./categories";
+import { AppError, type FieldError, validationFailed } from "./errors";
+import { type Ip, tryParseIp, unreportableReason } from "./ip";
+import { type Severity, isSeverity } from "./scoring";
 
 export const MAX_DESCRIPTION_CHARS = 1_024;
 export const MAX_EVIDENCE_CHARS = 16_384;

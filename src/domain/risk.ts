@@ -1,7 +1,7 @@
 // Risk levels (contract 5.7): which level a reputation score falls in under configurable thresholds, their order
 // for "minimum level" filters, the lowercase `threatLevel` form and a small numeric code for typed arrays.
 
-import { type FieldError, validationFailed } from "./errors.ts";
+import { type FieldError, validationFailed } from "./errors";
 
 /** The levels from least to most dangerous; a level's position is its code and its rank. */
 export const RISK_LEVELS = ["LOW", "MEDIUM", "HIGH", "CRITICAL"] as const;

@@ -8,9 +8,9 @@
 // Two reports equal on every key have equal weights, so their relative order cannot change the result. The
 // server, the CLI and a snapshot therefore give the same score for the same reports and time.
 
-import { type Category, categoryBit } from "./categories.ts";
-import { type FieldError, validationFailed } from "./errors.ts";
-import { DEFAULT_RISK_THRESHOLDS, RISK_LEVELS, type RiskLevel, type RiskThresholds, riskLevelOf, riskThresholdProblems, scoreRangeOf } from "./risk.ts";
+import { type Category, categoryBit } from "./categories";
+import { type FieldError, validationFailed } from "./errors";
+import { DEFAULT_RISK_THRESHOLDS, RISK_LEVELS, type RiskLevel, type RiskThresholds, riskLevelOf, riskThresholdProblems, scoreRangeOf } from "./risk";
 
 export const DAY_MS = 86_400_000;
 

@@ -10,11 +10,11 @@
 //   same one, else null. A campaign is named `AS<n>:<CATEGORY>`; its CIDR is the smallest network covering the
 //   addresses seen (of the family with the most of them), never wider than a /16 or /32 (see campaignCidr).
 
-import type { Category } from "./categories.ts";
-import { DAY_MS } from "./scoring.ts";
-import { type FieldError, validationFailed } from "./errors.ts";
-import { cidrOf, compareIp, type Ip, type NormalizedIp } from "./ip.ts";
-import type { ThreatKind } from "./webhook-payload.ts";
+import type { Category } from "./categories";
+import { DAY_MS } from "./scoring";
+import { type FieldError, validationFailed } from "./errors";
+import { cidrOf, compareIp, type Ip, type NormalizedIp } from "./ip";
+import type { ThreatKind } from "./webhook-payload";
 
 export type { ThreatKind };
 

@@ -13,7 +13,7 @@ import {
   subnetKeyOf,
   type ThreatObservation,
   type ThreatThresholds,
-} from "./threat-patterns.ts";
+} from "./threat-patterns";
 
 /** A counting report in the window: an observation with the report's id. */
 export interface WindowObservation extends ThreatObservation {

@@ -2,8 +2,8 @@
 // retry schedule, and what a subscription's url, events and secret may be. Pure: no I/O, no clock.
 
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { type Category, lowercaseCategory, type LowercaseCategory } from "./categories.ts";
-import { isoTime } from "./clock.ts";
+import { type Category, lowercaseCategory, type LowercaseCategory } from "./categories";
+import { isoTime } from "./clock";
 
 export const EVENT_KINDS = ["ip.reported", "ip.verified", "threat.detected", "ping"] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];

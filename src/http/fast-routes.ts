@@ -8,7 +8,6 @@
 // test/http/server.test.ts compares the two.
 
 import type { Services } from "../services/services";
-import { metricsOf } from "../services/metrics";
 import { authenticate, jsonAnswerer, takeRequest } from "./auth";
 import { readBody } from "./body";
 import { errorResponse, toAppError } from "./errors";
@@ -22,7 +21,7 @@ type RouteRequest = Request & { params: Record<string, string> };
 
 export function fastRoutes(services: Services) {
   const answer = jsonAnswerer(services);
-  const counters = metricsOf(services).requests;
+  const counters = services.metrics.requests;
   const log = accessLogOf(services);
   const { reputation } = services;
 

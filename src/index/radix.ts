@@ -21,10 +21,10 @@
 // - Order: entries walk ascending by network, then by prefix length (10.0.0.0/8 before 10.0.0.0/24 before
 //   10.0.0.0/32), the pre-order of the trie. Values are integers 0..2^31-1; NOT_FOUND (-1) means nothing.
 
-import { type Cidr, type Ip } from "../domain/ip.ts";
-import { NOT_FOUND, MAX_VALUE, type RadixOptions } from "./radix-common.ts";
-import { RadixTree4, RadixCursor4, type RadixEntry4, type RadixVisitor4 } from "./radix4.ts";
-import { RadixTree6, RadixCursor6, type RadixEntry6, type RadixVisitor6, type Words } from "./radix6.ts";
+import { type Cidr, type Ip } from "../domain/ip";
+import { NOT_FOUND, MAX_VALUE, type RadixOptions } from "./radix-common";
+import { RadixTree4, RadixCursor4, type RadixEntry4, type RadixVisitor4 } from "./radix4";
+import { RadixTree6, RadixCursor6, type RadixEntry6, type RadixVisitor6, type Words } from "./radix6";
 
 export { NOT_FOUND, MAX_VALUE, RadixTree4, RadixCursor4, RadixTree6, RadixCursor6 };
 export type { RadixOptions, RadixEntry4, RadixEntry6, RadixVisitor4, RadixVisitor6, Words };

@@ -13,7 +13,7 @@ import {
   checkTreeLinks,
   readTreeBuffer,
   writeTreeBuffer,
-} from "./radix-common.ts";
+} from "./radix-common";
 
 /** One entry of an IPv4 tree. */
 export interface RadixEntry4 {

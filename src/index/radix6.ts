@@ -13,7 +13,7 @@ import {
   growInt32,
   readTreeBuffer,
   writeTreeBuffer,
-} from "./radix-common.ts";
+} from "./radix-common";
 
 /** Four unsigned 32-bit words, most significant first (`Ipv6.words`, or any array of four numbers). */
 export type Words = ArrayLike<number>;

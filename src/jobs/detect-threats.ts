@@ -1,8 +1,8 @@
 // The `detect-threats` job (contract 9): every minute, subnet bursts and category campaigns among the reports of
 // the last hour are stored in `threats` and announced as `threat.detected`, each pattern at most once per 24
-// hours. The patterns are src/domain/threat-patterns.ts; storage and events src/services/threats.ts.
+// hours. The patterns are src/domain/threat-patterns.ts; storage and events src/services/threats/threats.ts.
 
-import type { ThreatService } from "../services/threats";
+import type { ThreatService } from "../services/threats/threats";
 import type { Job } from "./scheduler";
 
 export function detectThreatsJob(threats: Pick<ThreatService, "detect" | "thresholds">): Job {

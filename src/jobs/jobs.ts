@@ -12,10 +12,10 @@
 // `config.schedules` (`--schedule NAME=PATTERN`, `ABUSE_INTEL_SCHEDULE_<NAME>`) overrides them; `off` disables a
 // job's timer.
 
-import type { AddressChangePublisher } from "../services/address-changes";
-import type { AddressScorer } from "../services/address-scorer";
-import type { ReportStateService } from "../services/report-states";
-import type { ThreatService } from "../services/threats";
+import type { AddressChangePublisher } from "../services/changes/address-changes";
+import type { AddressScorer } from "../services/reports/scorer";
+import type { ReportStateService } from "../services/reports/states";
+import type { ThreatService } from "../services/threats/threats";
 import type { Store } from "../store/database";
 import { detectThreatsJob } from "./detect-threats";
 import { expireJob } from "./expire";

@@ -6,8 +6,8 @@
 // event loop is yielded between batches, so a large backlog neither blocks lookups nor holds the write lock.
 
 import { parseIp } from "../domain/ip";
-import { AddressChanges, type AddressChangePublisher } from "../services/address-changes";
-import type { AddressScorer } from "../services/address-scorer";
+import { AddressChanges, type AddressChangePublisher } from "../services/changes/address-changes";
+import type { AddressScorer } from "../services/reports/scorer";
 import { inTransaction, type Store } from "../store/database";
 import type { Job } from "./scheduler";
 

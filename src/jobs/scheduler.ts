@@ -12,6 +12,9 @@ import { type Clock, isoTime } from "../domain/clock";
 import { AppError } from "../domain/errors";
 import type { Store } from "../store/database";
 import { jobRuns } from "../store/schema";
+import type { JobStatus, Scheduler } from "../services/scheduled-jobs";
+
+export type { JobStatus, Scheduler };
 
 /** A schedule that disables a job's timer (it can still be run by hand). */
 export const SCHEDULE_OFF = "off";
@@ -27,35 +30,6 @@ export interface Job {
   defaultSchedule: string;
   /** Returns a short summary of what it did (stored as the run's result). Long jobs should yield between steps. */
   run(context: JobContext): Promise<Record<string, unknown>> | Record<string, unknown>;
-}
-
-export interface JobStatus {
-  name: string;
-  description: string;
-  /** The croner pattern in force (UTC), or "off". */
-  schedule: string;
-  lastRunAt: string | null;
-  lastDurationMs: number | null;
-  /** The last run's error message; null when it succeeded (or never ran). */
-  lastError: string | null;
-  /** What the last successful run reported doing. */
-  lastResult: Record<string, unknown> | null;
-  /** The schedule's next occurrence after now; null when the schedule is off. */
-  nextRunAt: string | null;
-  /** Whether this process is running it right now. */
-  running: boolean;
-}
-
-export interface Scheduler {
-  jobs(): JobStatus[];
-  status(name: string): JobStatus;
-  /** Runs a job now and resolves with its status afterwards; 404 for an unknown job, 409 when it is already running. */
-  runNow(name: string): Promise<JobStatus>;
-  /** Starts the croner timers (a server does; the CLI's `jobs run` does not). */
-  start(): void;
-  /** Stops the timers and waits for runs under way to finish. */
-  stop(): Promise<void>;
-  readonly started: boolean;
 }
 
 export interface SchedulerOptions {

@@ -7,7 +7,7 @@ import { mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Job } from "./scheduler";
 
-/** Writes a complete snapshot file at `outPath` (the exporter of src/services/snapshots.ts). */
+/** Writes a complete snapshot file at `outPath` (the exporter of src/services/snapshots/export.ts). */
 export type SnapshotExporter = (outPath: string) => unknown | Promise<unknown>;
 
 export const SNAPSHOT_DIRECTORY = "snapshots";

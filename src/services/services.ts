@@ -1,34 +1,33 @@
-// The services of one running instance, wired once by the composition root (src/cli/serve.ts) or by a test
-// harness. Routes, CLI commands and jobs receive this object and call use cases on it; none of them builds
-// its own singletons.
+// The services of one running instance, as routes, CLI commands and jobs see them. Built once by a composition
+// root (src/app/create-services.ts for a data directory, src/app/snapshot-services.ts for a snapshot) or by a
+// test harness; none of the users builds its own singletons.
 
-import { type Clock, systemClock } from "../domain/clock";
-import { type Config, scoringParametersOf } from "../config";
-import type { Store } from "../store/database";
-import { type DispatcherOptions, WebhookDispatcher } from "./webhook-dispatcher";
-import { WebhookService } from "./webhooks";
-import { Accounts } from "./accounts";
-import { ApiKeys } from "./api-keys";
-import { ChangeWatcher } from "./change-watcher";
-import { Credentials, loadJwtSecret } from "./credentials";
-import { LoginThrottle } from "./login-throttle";
-import { RATE_FLUSH_INTERVAL_MS, RateLimiter } from "./rate-limiter";
+import type { Clock } from "../domain/clock";
+import type { Config } from "../config";
 import type { ScoringParameters } from "../domain/scoring";
-import { type AddressScorer, createAddressScorer } from "./address-scorer";
-import { AddressChangePublisher } from "./address-changes";
-import { ReportService } from "./reports";
-import { ReportStateService } from "./report-states";
-import { CreditService } from "./credits";
-import { type Enrichment, openEnrichment } from "./enrichment";
-import { IndexSync } from "./index-sync";
+import type { Store } from "../store/database";
 import type { ReputationIndex } from "../index/reputation-index";
-import { type Allowlist, createAllowlist } from "./allowlist";
-import { createReputation, type Reputation } from "./reputation";
-import { ThreatService } from "./threats";
-import { resolveThreatThresholds, type ThreatThresholds } from "../domain/threat-patterns";
-import { createScheduler, type Scheduler } from "../jobs/scheduler";
-import { createJobs } from "../jobs/jobs";
-import { snapshotExporter } from "./snapshots";
+import type { Accounts } from "./accounts/accounts";
+import type { ApiKeys } from "./accounts/api-keys";
+import type { Credentials } from "./accounts/credentials";
+import type { LoginThrottle } from "./accounts/login-throttle";
+import type { RateLimiter } from "./accounts/rate-limiter";
+import type { Allowlist } from "./allowlist/allowlist";
+import type { BlocklistService } from "./blocklists/blocklist";
+import type { AddressChangePublisher } from "./changes/address-changes";
+import type { ChangeWatcher } from "./changes/change-watcher";
+import type { IndexSync } from "./changes/index-sync";
+import type { Enrichment } from "./enrichment/enrichment";
+import type { Reputation } from "./lookups/reputation";
+import type { Metrics } from "./metrics/metrics";
+import type { CreditService } from "./reports/credits";
+import type { ReportService } from "./reports/intake";
+import type { AddressScorer } from "./reports/scorer";
+import type { ReportStateService } from "./reports/states";
+import type { Scheduler } from "./scheduled-jobs";
+import type { ThreatService } from "./threats/threats";
+import type { WebhookDispatcher } from "./webhooks/dispatcher";
+import type { WebhookService } from "./webhooks/subscriptions";
 
 export interface Services {
   config: Config;
@@ -79,152 +78,13 @@ export interface Services {
    * listens; CLI commands and tests run jobs with `scheduler.runNow(name)`.
    */
   scheduler: Scheduler;
+  /** Request counters and the /metrics exposition. */
+  metrics: Metrics;
+  /** Blocklists with their ETags and cached selections (contract 5.10). */
+  blocklists: BlocklistService;
   /** True once the database is open and the index built: what /readyz reports. */
   isReady(): boolean;
   /** Stops timers and background work; the caller closes the store. */
   stop(): Promise<void>;
 }
 
-export interface ServiceOptions {
-  config: Config;
-  clock: Clock;
-  store: Store;
-  /**
-   * Dispatcher settings. `autoStart` runs its background timer; by default it runs on the real clock (the
-   * server) and not with an injected clock (tests, which call `webhookDispatcher.tick()`) nor when serving a
-   * read-only snapshot. CLI commands should pass `autoStart: false` and leave delivery to the server.
-   */
-  webhookDispatcher?: Partial<DispatcherOptions> & { autoStart?: boolean };
-  /** Threat detection thresholds; unset ones keep the contract's defaults. */
-  threatThresholds?: Partial<ThreatThresholds>;
-}
-
-export async function createServices(options: ServiceOptions): Promise<Services> {
-  const { config, clock, store } = options;
-  const stoppers: (() => void | Promise<void>)[] = [];
-  const changes = new ChangeWatcher(store.sqlite);
-  changes.start();
-  stoppers.push(() => changes.stop());
-  const accounts = new Accounts(store, clock);
-  const apiKeys = new ApiKeys(store, clock);
-  const loginThrottle = new LoginThrottle(store, clock);
-  const credentials = new Credentials({ accounts, apiKeys, loginThrottle, clock }, loadJwtSecret(config.jwtSecret, config.dataDir), config.jwtTtlSeconds);
-  const refreshCredentials = () => credentials.refresh();
-  accounts.onChange(refreshCredentials);
-  apiKeys.onChange(refreshCredentials);
-  changes.onExternalChange(refreshCredentials);
-  const rateLimiter = new RateLimiter(store, clock);
-  rateLimiter.load();
-  // Counts and key uses are written in batches; stop() writes the last ones.
-  const flushCounts = () => {
-    try {
-      rateLimiter.flush();
-      apiKeys.flushUsage();
-    } catch (error) {
-      console.error("writing request counts failed (retried in a few seconds):", error);
-    }
-  };
-  const flushTimer = setInterval(flushCounts, RATE_FLUSH_INTERVAL_MS);
-  flushTimer.unref?.();
-  stoppers.push(() => {
-    clearInterval(flushTimer);
-    flushCounts();
-  });
-  const webhookDispatcher = new WebhookDispatcher({ store, clock }, options.webhookDispatcher);
-  const webhooks = new WebhookService({ store, clock, onEventQueued: () => webhookDispatcher.nudge() });
-  if (options.webhookDispatcher?.autoStart ?? (clock === systemClock && config.snapshot === null)) webhookDispatcher.start();
-  stoppers.push(() => webhookDispatcher.stop());
-  const scoring = scoringParametersOf(config);
-  const scorer = createAddressScorer(store, scoring);
-  const enrichment = await openEnrichment({ dataDir: config.dataDir, mmdbPath: config.geoMmdb });
-  for (const warning of enrichment.warnings) console.error(`enrichment: ${warning}`);
-  const indexSync = IndexSync.build(store, scoring.riskThresholds);
-  const index = indexSync.index;
-  const addressChanges = new AddressChangePublisher(index);
-  const allowlist = createAllowlist(store, clock);
-  allowlist.onChange(() => index.touch());
-  const reputation = createReputation({ index, geo: enrichment, allowlist, store, clock, scorer, params: scoring });
-  changes.onExternalChange(() => {
-    indexSync.follow();
-    allowlist.reload();
-  });
-  // `geo import` writes files, not rows, so imported ranges are looked for on a timer; the log of address
-  // changes is trimmed on the same timer.
-  let ticks = 0;
-  const housekeeping = setInterval(() => {
-    try {
-      if (enrichment.reloadImported()) reputation.clearCache();
-      if (++ticks % 30 === 0) indexSync.prune();
-    } catch (error) {
-      console.error("housekeeping failed (retried shortly):", error);
-    }
-  }, 2000);
-  housekeeping.unref?.();
-  stoppers.push(() => clearInterval(housekeeping));
-  const onEventQueued = () => webhookDispatcher.nudge();
-  const reports = new ReportService({ store, clock, scorer, changes: addressChanges, onEventQueued });
-  const reportStates = new ReportStateService({ store, clock, scorer, params: scoring, changes: addressChanges, onEventQueued });
-  const credits = new CreditService(store);
-  // Reports still queued for the group commit are written before the store closes.
-  stoppers.push(() => reports.flush(true));
-  const threats = new ThreatService({
-    store,
-    clock,
-    asnOf: (ip) => enrichment.lookup(ip).asn,
-    thresholds: resolveThreatThresholds(options.threatThresholds),
-    onEventQueued,
-  });
-  let scheduler: Scheduler;
-  try {
-    scheduler = createScheduler({
-      jobs: createJobs({
-        store,
-        dataDir: config.dataDir,
-        scorer,
-        addressChanges,
-        reportStates,
-        threats,
-        snapshotExporter: snapshotExporter({ store, enrichment, scoring, clock }),
-      }),
-      clock,
-      store,
-      schedules: config.schedules,
-    });
-  } catch (error) {
-    // A bad --schedule: undo what is already running before the error reaches the command line.
-    for (const stop of stoppers.reverse()) await stop();
-    throw error;
-  }
-  // Stopped first (stoppers run in reverse): a run under way finishes before the rest shuts down.
-  stoppers.push(() => scheduler.stop());
-  return {
-    config,
-    clock,
-    store,
-    scoring,
-    scorer,
-    addressChanges,
-    reports,
-    reportStates,
-    credits,
-    threats,
-    scheduler,
-    enrichment,
-    index,
-    indexSync,
-    allowlist,
-    reputation,
-    webhooks,
-    webhookDispatcher,
-    accounts,
-    apiKeys,
-    credentials,
-    loginThrottle,
-    rateLimiter,
-    changes,
-    isReady: () => true,
-    stop: async () => {
-      for (const stop of stoppers.reverse()) await stop();
-    },
-  };
-}

@@ -11,9 +11,9 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { formatIpv4, ipv4FromNumber } from "../../src/domain/ip.ts";
-import { addUser } from "../support/accounts.ts";
-import { createHarness } from "../support/harness.ts";
+import { formatIpv4, ipv4FromNumber } from "../../src/domain/ip";
+import { addUser } from "../support/accounts";
+import { createHarness } from "../support/harness";
 import { rng } from "../support/random";
 
 const argAt = process.argv.indexOf("--entries");

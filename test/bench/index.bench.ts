@@ -9,9 +9,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Reader } from "mmdb-lib";
-import { aggregateSortedIpv4 } from "../../src/domain/aggregate.ts";
-import { formatIpv4, formatIpv6, tryParseIp, tryParseIpv4Value } from "../../src/domain/ip.ts";
-import { RadixTree4, RadixTree6 } from "../../src/index/radix.ts";
+import { aggregateSortedIpv4 } from "../../src/domain/aggregate";
+import { formatIpv4, formatIpv6, tryParseIp, tryParseIpv4Value } from "../../src/domain/ip";
+import { RadixTree4, RadixTree6 } from "../../src/index/radix";
 import { rng } from "../support/random";
 
 const argIndex = process.argv.indexOf("--entries");

@@ -9,7 +9,7 @@ import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { databasePath, inTransaction, openStore } from "../../src/store/database.ts";
+import { databasePath, inTransaction, openStore } from "../../src/store/database";
 
 const TARGET_REPORTS_PER_SECOND = 2_000;
 
@@ -123,8 +123,8 @@ async function main() {
   const concurrency = argNumber("--concurrency", 64);
   const warmup = Math.min(1_000, Math.ceil(total / 10));
 
-  const { createHarness } = await import("../support/harness.ts");
-  const { addUser } = await import("../support/accounts.ts");
+  const { createHarness } = await import("../support/harness");
+  const { addUser } = await import("../support/accounts");
   // The product's default durability (the test harness defaults to NORMAL for speed).
   const h = await createHarness({ syncMode: "full" });
   const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (request) => h.app.handle(request) });

@@ -14,11 +14,11 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { formatIpv4, formatIpv6, parseIp } from "../../src/domain/ip.ts";
-import { openEnrichment } from "../../src/services/enrichment.ts";
-import { openSnapshot } from "../../src/services/snapshot-sources.ts";
-import { exportSnapshot, verifySnapshot } from "../../src/services/snapshots.ts";
-import { openStore } from "../../src/store/database.ts";
+import { formatIpv4, formatIpv6, parseIp } from "../../src/domain/ip";
+import { openEnrichment } from "../../src/services/enrichment/enrichment";
+import { openSnapshot } from "../../src/services/snapshots/sources";
+import { exportSnapshot, verifySnapshot } from "../../src/services/snapshots/export";
+import { openStore } from "../../src/store/database";
 import { rng } from "../support/random";
 
 const arg = (name: string) => {

@@ -4,8 +4,8 @@
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { systemClock } from "../../src/domain/clock";
-import { Accounts } from "../../src/services/accounts";
-import { ApiKeys } from "../../src/services/api-keys";
+import { Accounts } from "../../src/services/accounts/accounts";
+import { ApiKeys } from "../../src/services/accounts/api-keys";
 import { openStore, type Store } from "../../src/store/database";
 import { createHarness, type Harness } from "../support/harness";
 import { addUser } from "../support/accounts";

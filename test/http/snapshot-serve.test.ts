@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { defaultConfig } from "../../src/config";
 import { createApp, type App } from "../../src/http/app";
-import { createSnapshotServices, type SnapshotServices } from "../../src/services/snapshot-services";
-import { exportSnapshot } from "../../src/services/snapshots";
+import { createSnapshotServices, type SnapshotServices } from "../../src/app/snapshot-services";
+import { exportSnapshot } from "../../src/services/snapshots/export";
 import { addUser, type TestUser } from "../support/accounts";
 import { bodyOf, createHarness, type Harness } from "../support/harness";
 

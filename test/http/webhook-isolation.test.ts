@@ -13,8 +13,9 @@ import type { Server } from "bun";
 import { defaultConfig } from "../../src/config";
 import { systemClock } from "../../src/domain/clock";
 import { createApp } from "../../src/http/app";
-import { hashPassword } from "../../src/services/passwords";
-import { createServices, type Services } from "../../src/services/services";
+import { hashPassword } from "../../src/services/accounts/passwords";
+import { type Services } from "../../src/services/services";
+import { createServices } from "../../src/app/create-services";
 import { openStore, type Store } from "../../src/store/database";
 import { never, type Receiver, startReceiver } from "../support/webhook-receiver";
 

@@ -2,9 +2,9 @@
 // real services. The argon2id hash of the shared test password is computed once per process (it takes
 // ~0.1 s), so tests can make many users cheaply.
 
-import type { User } from "../../src/services/accounts";
+import type { User } from "../../src/services/accounts/accounts";
 import type { Role, Tier } from "../../src/domain/principal";
-import { hashPassword } from "../../src/services/passwords";
+import { hashPassword } from "../../src/services/accounts/passwords";
 import type { Harness } from "./harness";
 
 export const TEST_PASSWORD = "correct horse battery staple";

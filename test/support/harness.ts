@@ -7,7 +7,8 @@ import { join } from "node:path";
 import { defaultConfig, type Config } from "../../src/config";
 import { ManualClock } from "../../src/domain/clock";
 import { openStore, type Store } from "../../src/store/database";
-import { createServices, type Services } from "../../src/services/services";
+import { type Services } from "../../src/services/services";
+import { createServices } from "../../src/app/create-services";
 import { createApp, type App } from "../../src/http/app";
 
 export interface Harness {

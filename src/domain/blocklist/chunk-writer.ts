@@ -2,7 +2,7 @@
 // pull of a stream. Every byte of every format is ASCII (addresses, numbers, category names, ISO dates), so no
 // string is built or encoded per address: a million IPv4 lines cost a few tens of milliseconds.
 
-import { formatIpv6 } from "../ip.ts";
+import { formatIpv6 } from "../ip";
 
 /** Room past the target: the largest single write (one aggregated IPv6 range, up to 254 blocks) fits in it. */
 const SLACK = 16 * 1024;

@@ -31,12 +31,12 @@
 //   empty when unknown. Lines end with "\n".
 // The nft and ipset scripts start with `#` comment lines naming the time, the count and the filters.
 
-import { Ipv4CidrAggregator, Ipv6CidrAggregator } from "../aggregate.ts";
-import { categoriesFromMask } from "../categories.ts";
-import type { IpVersion } from "../ip.ts";
-import { RISK_LEVELS, type RiskCode } from "../risk.ts";
-import { ChunkWriter, chunksToString } from "./chunk-writer.ts";
-import { type BlocklistFilters, type BlocklistFormat, describeFilters, filtersView } from "./query.ts";
+import { Ipv4CidrAggregator, Ipv6CidrAggregator } from "../aggregate";
+import { categoriesFromMask } from "../categories";
+import type { IpVersion } from "../ip";
+import { RISK_LEVELS, type RiskCode } from "../risk";
+import { ChunkWriter, chunksToString } from "./chunk-writer";
+import { type BlocklistFilters, type BlocklistFormat, describeFilters, filtersView } from "./query";
 
 /** Reads the entries one at a time; the fields describe the current entry and are overwritten by `next()`. */
 export interface BlocklistCursor {

@@ -2,10 +2,10 @@
 // parameters (the API) or flags (the offline CLI) into one normalized value, so that two requests that mean the
 // same list share one ETag and one cached selection.
 
-import { type Category, CATEGORIES, maskOf, parseCategoryList } from "../categories.ts";
-import { AppError, type FieldError, validationFailed } from "../errors.ts";
-import { type RiskCode, type RiskLevel, parseRiskLevel, riskCode } from "../risk.ts";
-import type { IpVersion } from "../ip.ts";
+import { type Category, CATEGORIES, maskOf, parseCategoryList } from "../categories";
+import { AppError, type FieldError, validationFailed } from "../errors";
+import { type RiskCode, type RiskLevel, parseRiskLevel, riskCode } from "../risk";
+import type { IpVersion } from "../ip";
 
 export const BLOCKLIST_FORMATS = ["json", "txt", "cidr", "nft", "ipset", "csv"] as const;
 export type BlocklistFormat = (typeof BLOCKLIST_FORMATS)[number];

@@ -4,7 +4,7 @@
 
 import { Elysia } from "elysia";
 import { AppError } from "../../domain/errors";
-import { parseNewUser, parseUserPatch, userView, type User } from "../../services/accounts";
+import { parseNewUser, parseUserPatch, userView, type User } from "../../services/accounts/accounts";
 import type { Services } from "../../services/services";
 import { authPlugin } from "../auth";
 

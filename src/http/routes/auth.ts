@@ -3,7 +3,7 @@
 
 import { Elysia } from "elysia";
 import { isoTime } from "../../domain/clock";
-import { parseLogin } from "../../services/accounts";
+import { parseLogin } from "../../services/accounts/accounts";
 import type { Services } from "../../services/services";
 import { authPlugin } from "../auth";
 

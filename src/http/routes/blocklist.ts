@@ -1,29 +1,12 @@
 // GET /v1/ip/blocklist (contract 5.10): lists for firewalls and middleware, with a strong ETag and 304 on an
-// unchanged list; long lists go out as a stream of chunks rendered on demand (src/services/blocklist.ts).
+// unchanged list; long lists go out as a stream of chunks rendered on demand (src/services/blocklists/blocklist.ts).
 // Every 200 also carries `X-Blocklist-Count`, the number of entries, whatever the format.
 
 import { Elysia } from "elysia";
 import type { BlocklistParams } from "../../domain/blocklist/query";
-import { BlocklistService } from "../../services/blocklist";
 import type { Services } from "../../services/services";
 import { authPlugin } from "../auth";
 
-const instances = new WeakMap<Services, BlocklistService>();
-
-/** One blocklist service per instance (its ETags and cached selections), however many apps are built on it. */
-function blocklistOf(services: Services): BlocklistService {
-  let service = instances.get(services);
-  if (!service) {
-    service = new BlocklistService({
-      index: services.index,
-      allowlist: services.allowlist,
-      clock: services.clock,
-      expireDue: () => void services.reputation.expireDue(),
-    });
-    instances.set(services, service);
-  }
-  return service;
-}
 
 const parsedQueries = new Map<string, BlocklistParams>();
 
@@ -50,7 +33,7 @@ function paramsOf(url: string): BlocklistParams {
 }
 
 export function blocklistRoutes(services: Services) {
-  const blocklist = blocklistOf(services);
+  const blocklist = services.blocklists;
   return new Elysia().use(authPlugin(services)).get(
     "/v1/ip/blocklist",
     ({ request, set }) => {

@@ -4,7 +4,7 @@
 import { Elysia } from "elysia";
 import { isoTime } from "../../domain/clock";
 import { AppError } from "../../domain/errors";
-import { apiKeyView, parseKeyName } from "../../services/api-keys";
+import { apiKeyView, parseKeyName } from "../../services/accounts/api-keys";
 import type { Services } from "../../services/services";
 import { authPlugin } from "../auth";
 

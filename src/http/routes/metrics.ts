@@ -4,7 +4,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
 import { AppError } from "../../domain/errors";
-import { metricsOf } from "../../services/metrics";
 import type { Services } from "../../services/services";
 import { toAppError } from "../errors";
 
@@ -24,7 +23,7 @@ interface Timed {
  * own onError: its error hook only counts and returns nothing, so the next one still answers.
  */
 export function requestMetrics(services: Services) {
-  const counters = metricsOf(services).requests;
+  const counters = services.metrics.requests;
   const elapsed = (c: Timed) => (performance.now() - (c.startedAt as number)) / 1000;
   const accessLog = accessLogOf(services);
   const log = accessLog ? (c: Timed, status: number, seconds: number) => accessLog(c.request, status, seconds) : null;
@@ -66,7 +65,7 @@ export function accessLogOf(services: Services): ((request: Request, status: num
 }
 
 export function metricsRoutes(services: Services) {
-  const metrics = metricsOf(services);
+  const metrics = services.metrics;
   const token = services.config.metricsToken;
   // Compared as digests: equal lengths for timingSafeEqual, and no early exit that leaks the token's length.
   const expected = token ? digest(token) : null;

@@ -6,7 +6,7 @@ import { Elysia } from "elysia";
 import { AppError, notFound, validationFailed } from "../../domain/errors";
 import { parsePage } from "../../domain/pagination";
 import { parseReportInput } from "../../domain/report-input";
-import type { AdminStatus } from "../../services/report-states";
+import type { AdminStatus } from "../../services/reports/states";
 import type { Services } from "../../services/services";
 import { authPlugin } from "../auth";
 

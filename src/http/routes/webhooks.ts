@@ -6,7 +6,7 @@ import { Elysia } from "elysia";
 import { notFound } from "../../domain/errors";
 import type { Services } from "../../services/services";
 import { parsePage } from "../../domain/pagination";
-import { parseId, parseNewWebhook, parseWebhookChanges } from "../../services/webhooks";
+import { parseId, parseNewWebhook, parseWebhookChanges } from "../../services/webhooks/subscriptions";
 import { authPlugin } from "../auth";
 
 export function webhookRoutes(services: Services) {

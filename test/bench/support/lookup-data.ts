@@ -9,8 +9,8 @@ import { defaultConfig } from "../../../src/config";
 import { CATEGORIES } from "../../../src/domain/categories";
 import { systemClock } from "../../../src/domain/clock";
 import { formatIpv4, formatIpv6 } from "../../../src/domain/ip";
-import { hashPassword } from "../../../src/services/passwords";
-import { createServices } from "../../../src/services/services";
+import { hashPassword } from "../../../src/services/accounts/passwords";
+import { createServices } from "../../../src/app/create-services";
 import { inTransaction, openStore } from "../../../src/store/database";
 import { rng } from "../../support/random";
 

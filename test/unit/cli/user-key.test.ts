@@ -6,8 +6,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { systemClock } from "../../../src/domain/clock";
-import { Accounts } from "../../../src/services/accounts";
-import { ApiKeys, hashApiKey } from "../../../src/services/api-keys";
+import { Accounts } from "../../../src/services/accounts/accounts";
+import { ApiKeys, hashApiKey } from "../../../src/services/accounts/api-keys";
 import { openStore } from "../../../src/store/database";
 
 const MAIN = join(import.meta.dir, "../../../src/main.ts");

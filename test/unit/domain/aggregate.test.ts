@@ -9,8 +9,8 @@ import {
   aggregateCidrs,
   aggregateSortedIpv4,
   emitIpv4Range,
-} from "../../../src/domain/aggregate.ts";
-import { type Cidr, type Ip, compareIp, formatIpv4, formatIpv6, parseCidr, parseIp } from "../../../src/domain/ip.ts";
+} from "../../../src/domain/aggregate";
+import { type Cidr, type Ip, compareIp, formatIpv4, formatIpv6, parseCidr, parseIp } from "../../../src/domain/ip";
 import { rng } from "../../support/random";
 
 const UNIVERSE_BITS = 12;

@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ChunkWriter, chunksToString } from "../../../src/domain/blocklist/chunk-writer.ts";
+import { ChunkWriter, chunksToString } from "../../../src/domain/blocklist/chunk-writer";
 import {
   type BlocklistEntry,
   type BlocklistHead,
@@ -18,11 +18,11 @@ import {
   createRenderer,
   renderChunks,
   renderToString,
-} from "../../../src/domain/blocklist/formats.ts";
-import { BLOCKLIST_FORMATS, type BlocklistFormat, blocklistFilters, filtersKey, parseBlocklistParams } from "../../../src/domain/blocklist/query.ts";
-import { maskOf } from "../../../src/domain/categories.ts";
-import { AppError } from "../../../src/domain/errors.ts";
-import { formatIpv4, formatIpv6, parseCidr, parseIp, type Ipv6 } from "../../../src/domain/ip.ts";
+} from "../../../src/domain/blocklist/formats";
+import { BLOCKLIST_FORMATS, type BlocklistFormat, blocklistFilters, filtersKey, parseBlocklistParams } from "../../../src/domain/blocklist/query";
+import { maskOf } from "../../../src/domain/categories";
+import { AppError } from "../../../src/domain/errors";
+import { formatIpv4, formatIpv6, parseCidr, parseIp, type Ipv6 } from "../../../src/domain/ip";
 import { rng } from "../../support/random";
 
 const T1 = Date.parse("2026-11-20T10:00:00.000Z");

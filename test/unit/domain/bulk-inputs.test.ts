@@ -2,8 +2,8 @@
 // BulkInputs.of give, or step aside (null) for JSON.parse to decide.
 
 import { describe, expect, test } from "bun:test";
-import { BulkInputs, scanBulkBody } from "../../../src/domain/bulk-inputs.ts";
-import { rng } from "../../support/random.ts";
+import { BulkInputs, scanBulkBody } from "../../../src/domain/bulk-inputs";
+import { rng } from "../../support/random";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const view = (inputs: BulkInputs | null) =>

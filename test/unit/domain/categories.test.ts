@@ -19,8 +19,8 @@ import {
   parseCategoryList,
   tryParseCategory,
   tryParseCategoryOrAbuseIpdbNumber,
-} from "../../../src/domain/categories.ts";
-import { AppError } from "../../../src/domain/errors.ts";
+} from "../../../src/domain/categories";
+import { AppError } from "../../../src/domain/errors";
 
 const CONTRACT_ORDER: Category[] = [
   "SPAM", "BRUTE_FORCE", "PORT_SCAN", "PHISHING", "MALWARE", "DDOS", "SQL_INJECTION", "EXPLOIT",

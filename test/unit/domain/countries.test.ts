@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { countryName, isKnownCountryCode, knownCountryCodes } from "../../../src/domain/countries.ts";
+import { countryName, isKnownCountryCode, knownCountryCodes } from "../../../src/domain/countries";
 
 describe("country names", () => {
   test.each([

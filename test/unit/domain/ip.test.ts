@@ -4,7 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import { IPv4, IPv6 } from "ip-num";
 import { collapseIPv6Number, expandIPv6Number } from "ip-num/dist/src/IPv6Utils";
-import { AppError } from "../../../src/domain/errors.ts";
+import { AppError } from "../../../src/domain/errors";
 import {
   IP_REJECTIONS,
   cidrContains,
@@ -22,7 +22,7 @@ import {
   tryParseIpv4Value,
   unreportableReason,
   type Ip,
-} from "../../../src/domain/ip.ts";
+} from "../../../src/domain/ip";
 import { rng } from "../../support/random";
 
 const wordsToBigInt = (w: ArrayLike<number>) => Array.from(w).reduce((acc, x) => (acc << 32n) | BigInt(x >>> 0), 0n);

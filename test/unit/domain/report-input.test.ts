@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { AppError, type FieldError } from "../../../src/domain/errors.ts";
-import { type Ip, tryParseIp, unreportableReason } from "../../../src/domain/ip.ts";
-import { parseReportInput } from "../../../src/domain/report-input.ts";
+import { AppError, type FieldError } from "../../../src/domain/errors";
+import { type Ip, tryParseIp, unreportableReason } from "../../../src/domain/ip";
+import { parseReportInput } from "../../../src/domain/report-input";
 
 function failure(body: unknown): AppError {
   try {

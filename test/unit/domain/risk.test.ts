@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { AppError } from "../../../src/domain/errors.ts";
+import { AppError } from "../../../src/domain/errors";
 import {
   DEFAULT_RISK_THRESHOLDS,
   RISK_LEVELS,
@@ -15,7 +15,7 @@ import {
   scoreRangeOf,
   threatLevel,
   tryParseRiskLevel,
-} from "../../../src/domain/risk.ts";
+} from "../../../src/domain/risk";
 
 describe("the level of a score under the default thresholds", () => {
   test.each([

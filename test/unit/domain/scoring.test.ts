@@ -1,8 +1,8 @@
 // Expected scores were computed independently of this code (Python, exact formula of contract 5.7):
 // round(100·e^(−Σw/1.5)) with w = {0.2,0.4,0.6,0.8,1.0}[sev] · 0.5^(days/30) · (verified ? 2 : 1), per reporter ≤ 1.5.
 import { describe, expect, test } from "bun:test";
-import { maskOf } from "../../../src/domain/categories.ts";
-import { AppError } from "../../../src/domain/errors.ts";
+import { maskOf } from "../../../src/domain/categories";
+import { AppError } from "../../../src/domain/errors";
 import {
   DAY_MS,
   DEFAULT_SCORING_PARAMETERS,
@@ -21,7 +21,7 @@ import {
   scoreReports,
   scoringParameterProblems,
   scoringParametersView,
-} from "../../../src/domain/scoring.ts";
+} from "../../../src/domain/scoring";
 
 const NOW = Date.parse("2026-11-21T08:00:00.000Z");
 

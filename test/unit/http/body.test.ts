@@ -2,9 +2,9 @@
 // JSON body through JSON.parse, with the same limits and errors.
 
 import { describe, expect, test } from "bun:test";
-import { BulkInputs } from "../../../src/domain/bulk-inputs.ts";
-import { AppError } from "../../../src/domain/errors.ts";
-import { readBody } from "../../../src/http/body.ts";
+import { BulkInputs } from "../../../src/domain/bulk-inputs";
+import { AppError } from "../../../src/domain/errors";
+import { readBody } from "../../../src/http/body";
 
 const post = (path: string, body: string, type = "application/json") =>
   readBody(new Request(`http://localhost${path}`, { method: "POST", headers: { "content-type": type }, body }), path);

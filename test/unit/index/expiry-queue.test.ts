@@ -2,8 +2,8 @@
 // entries due, earliest first.
 
 import { describe, expect, test } from "bun:test";
-import { ExpiryQueue } from "../../../src/index/expiry-queue.ts";
-import { rng } from "../../support/random.ts";
+import { ExpiryQueue } from "../../../src/index/expiry-queue";
+import { rng } from "../../support/random";
 
 describe("ExpiryQueue", () => {
   test("empty: the earliest time is Infinity and nothing pops", () => {

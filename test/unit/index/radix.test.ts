@@ -2,8 +2,8 @@
 // the expected walk order) over many random inserts, deletes and lookups, for IPv4 and IPv6.
 
 import { describe, expect, test } from "bun:test";
-import { IpRadixTree, NOT_FOUND, RadixTree4, RadixTree6 } from "../../../src/index/radix.ts";
-import { parseCidr, parseIp } from "../../../src/domain/ip.ts";
+import { IpRadixTree, NOT_FOUND, RadixTree4, RadixTree6 } from "../../../src/index/radix";
+import { parseCidr, parseIp } from "../../../src/domain/ip";
 import { rngUnit as rng } from "../../support/random";
 
 const mask4 = (len: number) => (len === 0 ? 0 : (0xffffffff << (32 - len)) >>> 0);

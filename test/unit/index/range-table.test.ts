@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import type { Ip, NormalizedIp } from "../../../src/domain/ip.ts";
-import { RangeTable, searchV4, searchV6, v4Buckets } from "../../../src/index/range-table.ts";
-import { type AsnRange, type CountryRange, flattenRanges, writeRangeTable } from "../../../src/index/range-table-writer.ts";
+import type { Ip, NormalizedIp } from "../../../src/domain/ip";
+import { RangeTable, searchV4, searchV6, v4Buckets } from "../../../src/index/range-table";
+import { type AsnRange, type CountryRange, flattenRanges, writeRangeTable } from "../../../src/index/range-table-writer";
 
 const v4 = (value: number): Ip => ({ version: 4, value: value >>> 0, text: "" as NormalizedIp });
 const v6 = (value: bigint): Ip => ({

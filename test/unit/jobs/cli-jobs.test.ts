@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { defaultConfig } from "../../../src/config";
 import { systemClock } from "../../../src/domain/clock";
 import { parseReportInput } from "../../../src/domain/report-input";
-import { createServices } from "../../../src/services/services";
+import { createServices } from "../../../src/app/create-services";
 import { openStore } from "../../../src/store/database";
 
 const MAIN = join(import.meta.dir, "../../../src/main.ts");

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DAY_MS } from "../../../src/domain/scoring";
 import { snapshotFileName, snapshotJob } from "../../../src/jobs/snapshot";
-import { snapshotInfo, verifySnapshot } from "../../../src/services/snapshots";
+import { snapshotInfo, verifySnapshot } from "../../../src/services/snapshots/export";
 import { createJobsFixture, type JobsFixture } from "./jobs-fixture";
 
 let f: JobsFixture;

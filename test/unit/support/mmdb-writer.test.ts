@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { Reader } from "mmdb-lib";
-import { type MmdbEntry, writeMmdb } from "../../support/mmdb-writer.ts";
+import { type MmdbEntry, writeMmdb } from "../../support/mmdb-writer";
 
 // The writer is checked by the reader the product uses: whatever mmdb-lib reads back is what counts.
 const read = (entries: MmdbEntry[], options?: Parameters<typeof writeMmdb>[1]) =>

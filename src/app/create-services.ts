@@ -1,0 +1,180 @@
+// The composition root of a server on a data directory: builds every service of one instance, the scheduled
+// jobs and what the HTTP layer shares (metrics, blocklists), in dependency order. `serve` and the test harness
+// call createServices; nothing else creates singletons.
+
+import { type Clock, systemClock } from "../domain/clock";
+import { type Config, scoringParametersOf } from "../config";
+import type { Store } from "../store/database";
+import { type DispatcherOptions, WebhookDispatcher } from "../services/webhooks/dispatcher";
+import { WebhookService } from "../services/webhooks/subscriptions";
+import { Accounts } from "../services/accounts/accounts";
+import { ApiKeys } from "../services/accounts/api-keys";
+import { ChangeWatcher } from "../services/changes/change-watcher";
+import { Credentials, loadJwtSecret } from "../services/accounts/credentials";
+import { LoginThrottle } from "../services/accounts/login-throttle";
+import { RATE_FLUSH_INTERVAL_MS, RateLimiter } from "../services/accounts/rate-limiter";
+import { createAddressScorer } from "../services/reports/scorer";
+import { AddressChangePublisher } from "../services/changes/address-changes";
+import { ReportService } from "../services/reports/intake";
+import { ReportStateService } from "../services/reports/states";
+import { CreditService } from "../services/reports/credits";
+import { openEnrichment } from "../services/enrichment/enrichment";
+import { IndexSync } from "../services/changes/index-sync";
+import { createAllowlist } from "../services/allowlist/allowlist";
+import { createReputation } from "../services/lookups/reputation";
+import { ThreatService } from "../services/threats/threats";
+import { resolveThreatThresholds, type ThreatThresholds } from "../domain/threat-patterns";
+import { createScheduler, type Scheduler } from "../jobs/scheduler";
+import { createJobs } from "../jobs/jobs";
+import { snapshotExporter } from "../services/snapshots/export";
+import type { Services } from "../services/services";
+import { Metrics } from "../services/metrics/metrics";
+import { BlocklistService } from "../services/blocklists/blocklist";
+
+export interface ServiceOptions {
+  config: Config;
+  clock: Clock;
+  store: Store;
+  /**
+   * Dispatcher settings. `autoStart` runs its background timer; by default it runs on the real clock (the
+   * server) and not with an injected clock (tests, which call `webhookDispatcher.tick()`) nor when serving a
+   * read-only snapshot. CLI commands should pass `autoStart: false` and leave delivery to the server.
+   */
+  webhookDispatcher?: Partial<DispatcherOptions> & { autoStart?: boolean };
+  /** Threat detection thresholds; unset ones keep the contract's defaults. */
+  threatThresholds?: Partial<ThreatThresholds>;
+}
+
+export async function createServices(options: ServiceOptions): Promise<Services> {
+  const { config, clock, store } = options;
+  const stoppers: (() => void | Promise<void>)[] = [];
+  const changes = new ChangeWatcher(store.sqlite);
+  changes.start();
+  stoppers.push(() => changes.stop());
+  const accounts = new Accounts(store, clock);
+  const apiKeys = new ApiKeys(store, clock);
+  const loginThrottle = new LoginThrottle(store, clock);
+  const credentials = new Credentials({ accounts, apiKeys, loginThrottle, clock }, loadJwtSecret(config.jwtSecret, config.dataDir), config.jwtTtlSeconds);
+  const refreshCredentials = () => credentials.refresh();
+  accounts.onChange(refreshCredentials);
+  apiKeys.onChange(refreshCredentials);
+  changes.onExternalChange(refreshCredentials);
+  const rateLimiter = new RateLimiter(store, clock);
+  rateLimiter.load();
+  // Counts and key uses are written in batches; stop() writes the last ones.
+  const flushCounts = () => {
+    try {
+      rateLimiter.flush();
+      apiKeys.flushUsage();
+    } catch (error) {
+      console.error("writing request counts failed (retried in a few seconds):", error);
+    }
+  };
+  const flushTimer = setInterval(flushCounts, RATE_FLUSH_INTERVAL_MS);
+  flushTimer.unref?.();
+  stoppers.push(() => {
+    clearInterval(flushTimer);
+    flushCounts();
+  });
+  const webhookDispatcher = new WebhookDispatcher({ store, clock }, options.webhookDispatcher);
+  const webhooks = new WebhookService({ store, clock, onEventQueued: () => webhookDispatcher.nudge() });
+  if (options.webhookDispatcher?.autoStart ?? (clock === systemClock && config.snapshot === null)) webhookDispatcher.start();
+  stoppers.push(() => webhookDispatcher.stop());
+  const scoring = scoringParametersOf(config);
+  const scorer = createAddressScorer(store, scoring);
+  const enrichment = await openEnrichment({ dataDir: config.dataDir, mmdbPath: config.geoMmdb });
+  for (const warning of enrichment.warnings) console.error(`enrichment: ${warning}`);
+  const indexSync = IndexSync.build(store, scoring.riskThresholds);
+  const index = indexSync.index;
+  const addressChanges = new AddressChangePublisher(index);
+  const allowlist = createAllowlist(store, clock);
+  allowlist.onChange(() => index.touch());
+  const reputation = createReputation({ index, geo: enrichment, allowlist, store, clock, scorer, params: scoring });
+  changes.onExternalChange(() => {
+    indexSync.follow();
+    allowlist.reload();
+  });
+  // `geo import` writes files, not rows, so imported ranges are looked for on a timer; the log of address
+  // changes is trimmed on the same timer.
+  let ticks = 0;
+  const housekeeping = setInterval(() => {
+    try {
+      if (enrichment.reloadImported()) reputation.clearCache();
+      if (++ticks % 30 === 0) indexSync.prune();
+    } catch (error) {
+      console.error("housekeeping failed (retried shortly):", error);
+    }
+  }, 2000);
+  housekeeping.unref?.();
+  stoppers.push(() => clearInterval(housekeeping));
+  const onEventQueued = () => webhookDispatcher.nudge();
+  const reports = new ReportService({ store, clock, scorer, changes: addressChanges, onEventQueued });
+  const reportStates = new ReportStateService({ store, clock, scorer, params: scoring, changes: addressChanges, onEventQueued });
+  const credits = new CreditService(store);
+  // Reports still queued for the group commit are written before the store closes.
+  stoppers.push(() => reports.flush(true));
+  const threats = new ThreatService({
+    store,
+    clock,
+    asnOf: (ip) => enrichment.lookup(ip).asn,
+    thresholds: resolveThreatThresholds(options.threatThresholds),
+    onEventQueued,
+  });
+  let scheduler: Scheduler;
+  try {
+    scheduler = createScheduler({
+      jobs: createJobs({
+        store,
+        dataDir: config.dataDir,
+        scorer,
+        addressChanges,
+        reportStates,
+        threats,
+        snapshotExporter: snapshotExporter({ store, enrichment, scoring, clock }),
+      }),
+      clock,
+      store,
+      schedules: config.schedules,
+    });
+  } catch (error) {
+    // A bad --schedule: undo what is already running before the error reaches the command line.
+    for (const stop of stoppers.reverse()) await stop();
+    throw error;
+  }
+  // Stopped first (stoppers run in reverse): a run under way finishes before the rest shuts down.
+  stoppers.push(() => scheduler.stop());
+  const services = {
+    config,
+    clock,
+    store,
+    scoring,
+    scorer,
+    addressChanges,
+    reports,
+    reportStates,
+    credits,
+    threats,
+    scheduler,
+    enrichment,
+    index,
+    indexSync,
+    allowlist,
+    reputation,
+    webhooks,
+    webhookDispatcher,
+    accounts,
+    apiKeys,
+    credentials,
+    loginThrottle,
+    rateLimiter,
+    changes,
+    blocklists: new BlocklistService({ index, allowlist, clock, expireDue: () => void reputation.expireDue() }),
+    isReady: () => true,
+    stop: async () => {
+      for (const stop of stoppers.reverse()) await stop();
+    },
+  } as Omit<Services, "metrics"> as Services;
+  // The metrics read the other services when /metrics is asked for.
+  services.metrics = new Metrics(services);
+  return services;
+}

@@ -1,0 +1,104 @@
+// The allowlist (contract section 6): networks that never appear on a blocklist. Their addresses keep their
+// reports and scores and show `isAllowlisted: true`. Kept in the store and mirrored in a CidrSet.
+
+import { asc, eq } from "drizzle-orm";
+import type { Clock } from "../../domain/clock";
+import { AppError } from "../../domain/errors";
+import { tryParseCidr, type Cidr, type Ip } from "../../domain/ip";
+import { CidrSet } from "../../index/cidr-set";
+import type { Store } from "../../store/database";
+import { allowlist } from "../../store/schema";
+import { Listeners } from "../../domain/listeners";
+
+export interface AllowlistEntry {
+  id: string;
+  cidr: string;
+  note: string;
+  createdAt: string;
+}
+
+export interface Allowlist {
+  contains(ip: Ip): boolean;
+  /** The networks in force, for the blocklist walk. */
+  readonly set: CidrSet;
+  list(): AllowlistEntry[];
+  add(cidrText: string, note: string, actorUserId: number | null): AllowlistEntry;
+  /** Removes by CIDR text or by id; false when there was no such entry. */
+  remove(cidrOrId: string): boolean;
+  /** Re-reads the table (after another process changed it). */
+  reload(): void;
+  /** Called after every change made here. */
+  onChange(listener: () => void): void;
+}
+
+export function parseAllowlistCidr(input: unknown): Cidr {
+  if (typeof input !== "string" || input.length === 0) {
+    throw new AppError("validation_failed", "cidr is required", { details: [{ field: "cidr", message: "is required: an address or CIDR such as 192.0.2.0/24" }] });
+  }
+  const parsed = tryParseCidr(input);
+  if (typeof parsed === "string") {
+    throw new AppError("validation_failed", `cidr is not valid: ${parsed}`, { details: [{ field: "cidr", message: parsed }] });
+  }
+  return parsed;
+}
+
+export function createAllowlist(store: Store, clock: Clock): Allowlist {
+  const set = new CidrSet();
+  const listeners = new Listeners("allowlist change");
+  const changed = () => listeners.emit();
+  const view = (row: typeof allowlist.$inferSelect): AllowlistEntry => ({
+    id: String(row.id),
+    cidr: row.cidr,
+    note: row.note,
+    createdAt: new Date(row.createdAt).toISOString(),
+  });
+
+  function reload(): void {
+    set.clear();
+    for (const row of store.db.select().from(allowlist).all()) {
+      const cidr = tryParseCidr(row.cidr);
+      if (typeof cidr !== "string") set.add(cidr, row.id);
+    }
+  }
+  reload();
+
+  return {
+    set,
+    contains: (ip) => set.contains(ip),
+    list: () => store.db.select().from(allowlist).orderBy(asc(allowlist.id)).all().map(view),
+    add(cidrText, note, actorUserId) {
+      const cidr = parseAllowlistCidr(cidrText);
+      if (typeof note !== "string" || note.length > 1024) {
+        throw new AppError("validation_failed", "note must be a string of at most 1,024 characters", { details: [{ field: "note", message: "at most 1,024 characters" }] });
+      }
+      const existing = store.db.select().from(allowlist).where(eq(allowlist.cidr, cidr.text)).get();
+      if (existing) throw new AppError("conflict", `${cidr.text} is already allowlisted`);
+      const row = store.db
+        .insert(allowlist)
+        .values({ cidr: cidr.text, note, createdAt: clock.now(), createdBy: actorUserId })
+        .returning()
+        .get();
+      set.add(cidr, row.id);
+      changed();
+      return view(row);
+    },
+    remove(cidrOrId) {
+      const byId = /^\d+$/.test(cidrOrId);
+      let text = cidrOrId;
+      if (!byId) text = parseAllowlistCidr(cidrOrId).text;
+      const row = byId
+        ? store.db.delete(allowlist).where(eq(allowlist.id, Number(cidrOrId))).returning().get()
+        : store.db.delete(allowlist).where(eq(allowlist.cidr, text)).returning().get();
+      if (!row) return false;
+      const cidr = tryParseCidr(row.cidr);
+      if (typeof cidr !== "string") set.delete(cidr);
+      changed();
+      return true;
+    },
+    reload() {
+      reload();
+      changed();
+    },
+    onChange: (listener) => void listeners.add(listener),
+  };
+}

@@ -1,0 +1,323 @@
+// Lookups (contract 5.1, 5.2, 5.8, 5.9): every answer comes from the in-memory index and the enrichment table,
+// with no SQL per address. The response cache gives the reputation record's `cached` flag its meaning: the
+// same address asked again while nothing about it changed.
+
+import { BulkInputs } from "../../domain/bulk-inputs";
+import { categoriesFromMask, categoryAt, type Category } from "../../domain/categories";
+import type { Clock } from "../../domain/clock";
+import { AppError } from "../../domain/errors";
+import { ipFromWords, ipv4FromNumber, parseIp, tryParseIp, type Ip } from "../../domain/ip";
+import { riskLevelFromCode, riskLevelOf, threatLevel, type RiskLevel } from "../../domain/risk";
+import { DAY_MS, type ScoringParameters } from "../../domain/scoring";
+import { NOT_FOUND } from "../../index/radix-common";
+import type { ReputationIndex } from "../../index/reputation-index";
+import { inTransaction, type Store } from "../../store/database";
+import type { AddressScorer } from "../reports/scorer";
+import type { Allowlist } from "../allowlist/allowlist";
+import { AnswerCache, lengthOf, NO_ANSWER } from "./answer-cache";
+
+/** What the enrichment knows of an address (country, network owner, city). */
+export interface GeoInfo {
+  countryCode: string | null;
+  country: string | null;
+  asn: number | null;
+  isp: string | null;
+  city: string | null;
+}
+
+export interface GeoLookup {
+  lookup(ip: Ip): GeoInfo;
+}
+
+/** `data` of `GET /v1/ip/{ip}/reputation` (5.2) and of each bulk result (5.9). */
+export interface ReputationData {
+  ipAddress: string;
+  reputationScore: number;
+  riskLevel: RiskLevel;
+  totalReports: number;
+  verifiedReports: number;
+  categories: Category[];
+  country: string | null;
+  isp: string | null;
+  cached: boolean;
+}
+
+/** `GET /v1/ip/{ip}` (5.1): flat, no envelope. */
+export interface IpDetail {
+  success: true;
+  ip: string;
+  country: string | null;
+  countryCode: string | null;
+  city: string | null;
+  isp: string | null;
+  asn: number | null;
+  reports: number;
+  verifiedReports: number;
+  threatLevel: string;
+  abuse_confidence: number;
+  reputationScore: number;
+  categories: Category[];
+  firstSeen: string | null;
+  lastSeen: string | null;
+  isAllowlisted: boolean;
+}
+
+export interface RecentRow {
+  ipAddress: string;
+  lastReportedAt: string | null;
+  category: Category | null;
+  categories: Category[];
+  totalReports: number;
+  reputationScore: number;
+  riskLevel: RiskLevel;
+  country: string | null;
+}
+
+export interface Reputation {
+  reputation(ip: Ip): ReputationData;
+  /**
+   * The whole body of `GET /v1/ip/{ip}/reputation`, `{"success":true,"data":reputation(ip)}`: UTF-8 bytes from
+   * the response cache, or the text of an answer computed now. The bytes are a view good until the next lookup:
+   * make the Response (which copies them) or read them at once.
+   */
+  reputationBody(ip: Ip): string | Uint8Array;
+  detail(ip: Ip): IpDetail;
+  bulk(inputs: unknown[]): { results: ReputationData[]; invalid: { input: unknown; error: string }[] };
+  /**
+   * The whole body of `POST /v1/ip/bulk` for these inputs, `{"success":true,"data":bulk(inputs)}`, as UTF-8: a
+   * view good until the next lookup, as with reputationBody.
+   */
+  bulkBody(inputs: BulkInputs): Uint8Array;
+  recent(limit: number, offset: number): { rows: RecentRow[]; total: number };
+  /** Rescores the addresses whose oldest counting report passed retention: call before walking the index. */
+  expireDue(): number;
+  /** Forgets cached answers (after enrichment data changed). */
+  clearCache(): void;
+}
+
+/** The body of a 5.2 answer is this, the data object, and "}". */
+const BODY_HEAD = '{"success":true,"data":';
+const BULK_HEAD = '{"success":true,"data":{"results":[';
+const BULK_MIDDLE = '],"invalid":[';
+const BULK_TAIL = "]}}";
+/** Cached answers kept at most (about 300 bytes each). */
+const CACHE_LIMIT = 200_000;
+const EXPIRY_WALK_INTERVAL_MS = 10_000;
+const iso = (ms: number): string | null => (Number.isNaN(ms) ? null : new Date(ms).toISOString());
+const utf8 = new TextDecoder();
+
+export function createReputation(deps: {
+  index: ReputationIndex;
+  geo: GeoLookup;
+  allowlist: Allowlist;
+  store: Store;
+  clock: Clock;
+  scorer: AddressScorer;
+  params: ScoringParameters;
+}): Reputation {
+  const { index, geo, allowlist, store, clock, scorer, params } = deps;
+  const retentionMs = params.retentionDays * DAY_MS;
+  // The response cache holds each answer as the body to send with `cached: true` (see answer-cache.ts). The index
+  // says whenever an address enters, changes or leaves: the next answer for it must say `cached: false`
+  // (reported, then rejected), even when no lookup of it came in between.
+  const cache = new AnswerCache(CACHE_LIMIT);
+  index.onAddressChanged = (ip) => cache.drop(ip);
+  let lastExpiryWalk = Number.NEGATIVE_INFINITY;
+
+  /** A report past retention stops counting at once, whether or not the expire job has run yet. */
+  function freshSlot(ip: Ip, now: number): number {
+    const slot = index.slotOf(ip);
+    if (slot === NOT_FOUND || !(now - index.firstSeen[slot] > retentionMs)) return slot;
+    rescoreNow(ip);
+    return index.slotOf(ip);
+  }
+
+  function rescoreNow(ip: Ip): void {
+    const now = clock.now();
+    const record = inTransaction(store, () => scorer.rescore(ip, now));
+    if (record) index.upsert(ip, record);
+    else index.remove(ip);
+  }
+
+  /** The answer's data object, computed from the index and the enrichment (`cached` false). */
+  function computeData(ip: Ip, slot: number): ReputationData {
+    const g = geo.lookup(ip);
+    const found = slot !== NOT_FOUND;
+    const data: ReputationData = {
+      ipAddress: ip.text,
+      reputationScore: found ? index.score[slot] : 100,
+      riskLevel: found ? riskLevelFromCode(index.risk[slot]) : riskLevelOf(100, params.riskThresholds),
+      totalReports: found ? index.total[slot] : 0,
+      verifiedReports: found ? index.verified[slot] : 0,
+      categories: found ? categoriesFromMask(index.categories[slot]) : [],
+      country: g.countryCode,
+      isp: g.isp,
+      cached: false,
+    };
+    return data;
+  }
+
+  /**
+   * One address's answer: the handle of its cached body, or, when nothing valid was cached, the data object
+   * computed now (with `cached: false`) as JSON text, after caching the body for the next request. A cached
+   * answer is valid until the address's oldest counting report passes retention (the same test as freshSlot's),
+   * an unknown address's until something about it changes in the index.
+   */
+  function answerOf(ip: Ip, now: number): number | string {
+    const hit = cache.of(ip);
+    if (hit !== NO_ANSWER) return hit;
+    const slot = freshSlot(ip, now);
+    const expiresAt = slot === NOT_FOUND ? Number.POSITIVE_INFINITY : index.firstSeen[slot] + retentionMs;
+    const data = computeData(ip, slot);
+    const answeredNow = JSON.stringify(data);
+    data.cached = true;
+    cache.set(ip, `${BODY_HEAD}${JSON.stringify(data)}}`, expiresAt);
+    return answeredNow;
+  }
+
+  function reputationBody(ip: Ip): string | Uint8Array {
+    const now = clock.now();
+    cache.settle(now);
+    const answer = answerOf(ip, now);
+    return typeof answer === "number" ? cache.viewOf(answer) : `${BODY_HEAD}${answer}}`;
+  }
+
+  /**
+   * A bulk check: first every cached answer, in one tight pass so the lookups of different addresses overlap
+   * in memory; then, in request order, the single lookup's path for the rest (the second of two equal inputs
+   * then finds the answer the first cached); then one body assembled from copies of the cached bytes.
+   */
+  function bulkBody(inputs: BulkInputs): Uint8Array {
+    const now = clock.now();
+    cache.settle(now);
+    const { count: n, ipv4, others } = inputs;
+    // Per input: a cached answer's handle, the JSON of an answer computed now, or null for an invalid input.
+    const answers: (number | string | null)[] = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const other = others[i];
+      // IPv6 answers are kept under the normalized text: an input written another way is found further down.
+      answers[i] = ipv4[i] >= 0 ? cache.ofIpv4(ipv4[i]) : typeof other === "string" ? cache.ofText(other) : NO_ANSWER;
+    }
+    let invalid = "";
+    let size = BULK_HEAD.length + BULK_MIDDLE.length + BULK_TAIL.length + n;
+    for (let i = 0; i < n; i++) {
+      let answer = answers[i] as number | string; // the first pass left handles and NO_ANSWER only
+      if (answer === NO_ANSWER) {
+        const input = others[i];
+        const parsed = ipv4[i] >= 0 ? ipv4FromNumber(ipv4[i]) : typeof input === "string" ? tryParseIp(input) : "not a string";
+        if (typeof parsed === "string") {
+          invalid += (invalid === "" ? "" : ",") + JSON.stringify({ input, error: parsed });
+          answers[i] = null;
+          continue;
+        }
+        answer = answers[i] = answerOf(parsed, now);
+      }
+      size += typeof answer === "number" ? lengthOf(answer) - BODY_HEAD.length - 1 : Buffer.byteLength(answer, "utf8");
+    }
+    size += Buffer.byteLength(invalid, "utf8");
+
+    cache.beginBody(size);
+    cache.putText(BULK_HEAD);
+    let first = true;
+    for (let i = 0; i < n; i++) {
+      const answer = answers[i];
+      if (answer === null) continue;
+      if (!first) cache.putByte(0x2c); // ","
+      first = false;
+      if (typeof answer === "number") cache.putAnswer(answer, BODY_HEAD.length, 1);
+      else cache.putText(answer);
+    }
+    cache.putText(BULK_MIDDLE);
+    cache.putText(invalid);
+    cache.putText(BULK_TAIL);
+    return cache.takeBody();
+  }
+
+  return {
+    reputation(ip) {
+      const body = reputationBody(ip);
+      return (JSON.parse(typeof body === "string" ? body : utf8.decode(body)) as { data: ReputationData }).data;
+    },
+    reputationBody,
+    detail(ip) {
+      const slot = freshSlot(ip, clock.now());
+      const g = geo.lookup(ip);
+      const score = slot === NOT_FOUND ? 100 : index.score[slot];
+      return {
+        success: true,
+        ip: ip.text,
+        country: g.country,
+        countryCode: g.countryCode,
+        city: g.city,
+        isp: g.isp,
+        asn: g.asn,
+        reports: slot === NOT_FOUND ? 0 : index.total[slot],
+        verifiedReports: slot === NOT_FOUND ? 0 : index.verified[slot],
+        threatLevel: threatLevel(slot === NOT_FOUND ? riskLevelOf(100, params.riskThresholds) : riskLevelFromCode(index.risk[slot])),
+        abuse_confidence: 100 - score,
+        reputationScore: score,
+        categories: slot === NOT_FOUND ? [] : categoriesFromMask(index.categories[slot]),
+        firstSeen: slot === NOT_FOUND ? null : iso(index.firstSeen[slot]),
+        lastSeen: slot === NOT_FOUND ? null : iso(index.lastSeen[slot]),
+        isAllowlisted: allowlist.contains(ip),
+      };
+    },
+    bulk: (inputs) => (JSON.parse(utf8.decode(bulkBody(BulkInputs.of(inputs)))) as { data: ReturnType<Reputation["bulk"]> }).data,
+    bulkBody,
+    recent(limit, offset) {
+      expireDueNow();
+      const total = (store.sqlite.query("SELECT count(*) AS n FROM addresses").get() as { n: number }).n;
+      const ips = store.sqlite
+        .query("SELECT ip FROM addresses ORDER BY last_seen DESC, ip ASC LIMIT ? OFFSET ?")
+        .all(limit, offset) as { ip: string }[];
+      const rows: RecentRow[] = [];
+      for (const { ip: text } of ips) {
+        const ip = parseIp(text);
+        const slot = index.slotOf(ip);
+        if (slot === NOT_FOUND) continue;
+        const last = index.lastCategory[slot];
+        rows.push({
+          ipAddress: ip.text,
+          lastReportedAt: iso(index.lastSeen[slot]),
+          category: last === 255 ? null : categoryAt(last),
+          categories: categoriesFromMask(index.categories[slot]),
+          totalReports: index.total[slot],
+          reputationScore: index.score[slot],
+          riskLevel: riskLevelFromCode(index.risk[slot]),
+          country: geo.lookup(ip).countryCode,
+        });
+      }
+      return { rows, total };
+    },
+    expireDue: () => expireDueNow(),
+    clearCache: () => cache.clear(),
+  };
+
+  /**
+   * Lists (recent, blocklists) walk the whole index, so they cannot rescore each address on the way. Before a
+   * walk, addresses whose oldest counting report has passed retention are rescored, found with one walk that
+   * runs only when the index's earliest firstSeen is past the cutoff, and then at most every 10 seconds.
+   */
+  function expireDueNow(): number {
+    const now = clock.now();
+    const cutoff = now - retentionMs;
+    if (!(index.earliestFirstSeen < cutoff) || now - lastExpiryWalk < EXPIRY_WALK_INTERVAL_MS) return 0;
+    lastExpiryWalk = now;
+    const due: Ip[] = [];
+    let earliest = Number.POSITIVE_INFINITY;
+    const visit = (slot: number, ipOf: () => Ip) => {
+      const first = index.firstSeen[slot];
+      if (first < cutoff) due.push(ipOf());
+      else if (first < earliest) earliest = first;
+    };
+    index.v4.walk((network, _len, slot) => visit(slot, () => ipv4FromNumber(network)));
+    index.v6.walk((network, _len, slot) => visit(slot, () => ipFromWords(network)));
+    index.earliestFirstSeen = earliest;
+    for (const ip of due) rescoreNow(ip);
+    return due.length;
+  }
+}
+
+export function notAnAddress(reason: string): AppError {
+  return new AppError("bad_request", `Not a valid IP address: ${reason}`);
+}

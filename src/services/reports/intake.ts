@@ -1,0 +1,309 @@
+// Report ingest (contract 5.4): the 15-minute duplicate rule, the report with its first transition, its credit,
+// the address rescored and the `ip.reported` outbox row, all committed before the caller answers 201.
+//
+// Group commit: a durable commit costs an fsync, far more than the statements of one report. Reports arriving
+// together are queued and written in ONE immediate transaction per batch (flushed on the next macrotask, or at
+// once when the batch is full); every promise settles only after that commit, and each is rejected for its own
+// errors (a duplicate, say) without failing the others. Each report's writes sit in a savepoint, so an unexpected
+// failure of one report rolls back only that report. Each address of a batch is rescored once, after its
+// reports, and each report's `ip.reported` event carries the address's confidence after the batch.
+
+import type { Category } from "../../domain/categories";
+import { type Clock, isoTime } from "../../domain/clock";
+import { AppError } from "../../domain/errors";
+import type { Ip } from "../../domain/ip";
+import type { ReportInput } from "../../domain/report-input";
+import { abuseConfidence, type Severity } from "../../domain/scoring";
+import { busyError, inTransaction, isBusyError, type Store } from "../../store/database";
+import { AddressChanges, type AddressChangeListener, AddressChangePublisher } from "../changes/address-changes";
+import type { AddressScorer } from "./scorer";
+import { CREDITS_FOR_ACCEPTED_REPORT, CreditLedger } from "./credits";
+import { enqueueEvent } from "../webhooks/outbox";
+
+/** The same reporter may report the same address again only after this long. */
+export const DUPLICATE_WINDOW_MS = 15 * 60_000;
+/** A batch this large is written at once instead of waiting for the next macrotask. */
+export const DEFAULT_MAX_BATCH = 256;
+
+/** Where a report came from (the `reports.source` column). */
+export type ReportSource = "api" | "abuseipdb" | "import";
+
+/** `data` of the 201 answer (the same for both payload shapes). */
+export interface ReportAccepted {
+  reportId: string;
+  ipAddress: string;
+  category: Category;
+  severity: Severity;
+  status: "pending";
+  createdAt: string;
+  creditsEarned: number;
+  creditBalance: number;
+}
+
+export interface SubmitOptions {
+  /** Default "api". */
+  source?: ReportSource;
+}
+
+export interface ReportServiceDeps {
+  store: Store;
+  clock: Clock;
+  scorer: AddressScorer;
+  /** Carries rescored addresses into the index and to listeners after each commit. */
+  changes: AddressChangePublisher;
+  /** Called after a commit that queued webhook events (the composition nudges the dispatcher). */
+  onEventQueued?: () => void;
+  maxBatch?: number;
+  /** How long a batch may wait for another process's write lock (default BUSY_GIVE_UP_MS). */
+  busyGiveUpMs?: number;
+}
+
+interface Queued {
+  reporterId: number;
+  input: ReportInput;
+  source: ReportSource;
+  atMs: number;
+  /** performance.now() of the first write attempt that found the database busy, else null. */
+  busySince: number | null;
+  resolve(accepted: ReportAccepted): void;
+  reject(error: unknown): void;
+}
+
+/** How long a report may wait for another process's write lock before it fails with 503 busy. */
+export const BUSY_GIVE_UP_MS = 30_000;
+
+/** Counts of what the group commit did, for tests, benchmarks and metrics. */
+export interface BatchStats {
+  batches: number;
+  reports: number;
+  largestBatch: number;
+}
+
+export class ReportService {
+  private readonly store: Store;
+  private readonly clock: Clock;
+  private readonly scorer: AddressScorer;
+  private readonly publisher: AddressChangePublisher;
+  private readonly onEventQueued: () => void;
+  private readonly maxBatch: number;
+  private readonly ledger: CreditLedger;
+  private readonly stmt;
+
+  private queue: Queued[] = [];
+  private flushScheduled = false;
+  /** Set while a batch waits for another process's write lock; submit() then only queues. */
+  private busyRetry: ReturnType<typeof setTimeout> | null = null;
+  private busyDelayMs = 0;
+  private readonly busyGiveUpMs: number;
+  readonly stats: BatchStats = { batches: 0, reports: 0, largestBatch: 0 };
+
+  constructor(deps: ReportServiceDeps) {
+    this.store = deps.store;
+    this.clock = deps.clock;
+    this.scorer = deps.scorer;
+    this.publisher = deps.changes;
+    this.onEventQueued = deps.onEventQueued ?? (() => {});
+    this.maxBatch = deps.maxBatch ?? DEFAULT_MAX_BATCH;
+    this.busyGiveUpMs = deps.busyGiveUpMs ?? BUSY_GIVE_UP_MS;
+    this.ledger = new CreditLedger(deps.store);
+    const sqlite = deps.store.sqlite;
+    this.stmt = {
+      lastReportAt: sqlite.prepare<{ last: number | null }, [number, string, number]>(
+        "SELECT max(created_at) AS last FROM reports WHERE reporter_id = ? AND ip = ? AND created_at > ?",
+      ),
+      insertReport: sqlite.prepare<never, [string, number, number, string, number, string, string | null, string, number, number]>(
+        `INSERT INTO reports (ip, ip_version, reporter_id, category, severity, description, evidence, status, source,
+                              created_at, status_changed_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
+      ),
+      insertTransition: sqlite.prepare<never, [number, number, number, string]>(
+        "INSERT INTO report_transitions (report_id, from_status, to_status, at, actor_user_id, reason) VALUES (?, NULL, 'pending', ?, ?, ?)",
+      ),
+      savepoint: sqlite.prepare("SAVEPOINT report_write"),
+      release: sqlite.prepare("RELEASE report_write"),
+      rollbackTo: sqlite.prepare("ROLLBACK TO report_write"),
+    };
+  }
+
+  /** Listens for addresses whose record changed through a report (after the commit). */
+  onAddressChanged(listener: AddressChangeListener): () => void {
+    return this.publisher.onAddressChanged(listener);
+  }
+
+  /**
+   * Queues a report by user `reporterId` and resolves once it is committed, with what the 201 answer shows.
+   * Rejects with AppError duplicate_report (429, Retry-After) when the reporter reported the address less than 15
+   * minutes ago (by the injected clock), earlier reports of the same batch included.
+   */
+  submit(reporterId: number, input: ReportInput, options: SubmitOptions = {}): Promise<ReportAccepted> {
+    return new Promise<ReportAccepted>((resolve, reject) => {
+      this.queue.push({ reporterId, input, source: options.source ?? "api", atMs: Math.trunc(this.clock.now()), busySince: null, resolve, reject });
+      if (this.busyRetry !== null) return;
+      if (this.queue.length >= this.maxBatch) {
+        this.flush();
+      } else if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => {
+          this.flushScheduled = false;
+          this.flush();
+        });
+      }
+    });
+  }
+
+  /**
+   * Writes everything queued now, in one transaction, and settles its promises. Safe to call at any time. When
+   * another process holds the write lock (a CLI import), the batch goes back to the queue and is tried again
+   * after a growing pause, without blocking the event loop; after BUSY_GIVE_UP_MS its reports fail with 503
+   * busy. `final` (at stop) tries once and fails what cannot be written.
+   */
+  flush(final = false): void {
+    if (this.busyRetry !== null) {
+      clearTimeout(this.busyRetry);
+      this.busyRetry = null;
+    }
+    const batch = this.queue;
+    if (batch.length === 0) return;
+    this.queue = [];
+    const outcomes: (ReportAccepted | unknown)[] = new Array(batch.length);
+    const ok: boolean[] = new Array(batch.length).fill(false);
+    const changes = new AddressChanges();
+    try {
+      inTransaction(this.store, () => {
+        const written: Written[] = [];
+        for (let i = 0; i < batch.length; i++) {
+          try {
+            const w = this.write(batch[i]);
+            written.push(w);
+            outcomes[i] = w.accepted;
+            ok[i] = true;
+          } catch (error) {
+            outcomes[i] = error;
+          }
+        }
+        this.rescoreAndAnnounce(written, changes);
+      });
+    } catch (error) {
+      // The commit itself failed: nothing of the batch is stored.
+      if (!final && isBusyError(error)) {
+        const now = performance.now();
+        const waiting = batch.filter((q) => (q.busySince ??= now) > now - this.busyGiveUpMs);
+        for (const q of batch) if (!waiting.includes(q)) q.reject(busyError());
+        this.queue = [...waiting, ...this.queue];
+        this.busyDelayMs = Math.min(1000, Math.max(25, this.busyDelayMs * 2));
+        this.busyRetry = setTimeout(() => {
+          this.busyRetry = null;
+          this.flush();
+        }, this.busyDelayMs);
+        return;
+      }
+      for (const q of batch) q.reject(isBusyError(error) ? busyError() : error);
+      return;
+    }
+    this.busyDelayMs = 0;
+    this.stats.batches++;
+    this.stats.reports += batch.length;
+    if (batch.length > this.stats.largestBatch) this.stats.largestBatch = batch.length;
+    try {
+      this.publisher.publish(changes);
+      if (ok.includes(true)) this.onEventQueued();
+    } catch (error) {
+      // The batch is committed: its callers must hear so whatever went wrong after the commit.
+      console.error("after committing reports:", error);
+    }
+    for (let i = 0; i < batch.length; i++) {
+      if (ok[i]) batch[i].resolve(outcomes[i] as ReportAccepted);
+      else batch[i].reject(outcomes[i]);
+    }
+  }
+
+  /**
+   * One report inside the batch's transaction: the report, its first transition and its credit. Throws without
+   * writing anything when it is refused. The address is rescored once per batch, afterwards.
+   */
+  private write(q: Queued): Written {
+    const { input, reporterId, atMs } = q;
+    const ip = input.ip;
+    const last = this.stmt.lastReportAt.get(reporterId, ip.text, atMs - DUPLICATE_WINDOW_MS)?.last ?? null;
+    if (last !== null) throw duplicateReport(ip, last + DUPLICATE_WINDOW_MS - atMs);
+
+    this.stmt.savepoint.run();
+    try {
+      const reportId = Number(
+        this.stmt.insertReport.run(ip.text, ip.version, reporterId, input.category, input.severity, input.description, input.evidence, q.source, atMs, atMs)
+          .lastInsertRowid,
+      );
+      this.stmt.insertTransition.run(reportId, atMs, reporterId, q.source);
+      const creditBalance = this.ledger.record(reporterId, CREDITS_FOR_ACCEPTED_REPORT, "report_accepted", reportId, atMs, { accepted: 1 });
+      this.stmt.release.run();
+      return {
+        ip,
+        reporterId,
+        reportId,
+        category: input.category,
+        atMs,
+        accepted: {
+          reportId: String(reportId),
+          ipAddress: ip.text,
+          category: input.category,
+          severity: input.severity,
+          status: "pending",
+          createdAt: isoTime(atMs),
+          creditsEarned: CREDITS_FOR_ACCEPTED_REPORT,
+          creditBalance,
+        },
+      };
+    } catch (error) {
+      this.stmt.rollbackTo.run();
+      this.stmt.release.run();
+      throw error;
+    }
+  }
+
+  /**
+   * Rescores each address of the batch once (a busy address can hold thousands of counting reports, and a
+   * flood of reports about it arrives in the same batches), then writes each report's `ip.reported` event with
+   * the address's confidence after the batch.
+   */
+  private rescoreAndAnnounce(written: readonly Written[], changes: AddressChanges): void {
+    const latest = new Map<string, Written>();
+    for (const w of written) {
+      const seen = latest.get(w.ip.text);
+      if (seen === undefined || w.atMs > seen.atMs) latest.set(w.ip.text, w);
+    }
+    const confidence = new Map<string, number>();
+    for (const [text, w] of latest) {
+      const record = this.scorer.rescore(w.ip, w.atMs);
+      changes.set(w.ip, record);
+      confidence.set(text, abuseConfidence(record?.reputationScore ?? 100));
+    }
+    for (const w of written) {
+      enqueueEvent(
+        this.store,
+        "ip.reported",
+        { ip: w.ip.text, category: w.category, confidence: confidence.get(w.ip.text)!, reporterId: w.reporterId, reportId: w.reportId },
+        w.atMs,
+      );
+    }
+  }
+}
+
+/** A report written in the current batch, waiting for its address's rescore and its event. */
+interface Written {
+  ip: Ip;
+  reporterId: number;
+  reportId: number;
+  category: Category;
+  atMs: number;
+  accepted: ReportAccepted;
+}
+
+/** 429 duplicate_report with Retry-After: whole seconds until the 15 minutes have passed (at least 1). */
+export function duplicateReport(ip: Ip, remainingMs: number): AppError {
+  const seconds = Math.max(1, Math.ceil(remainingMs / 1000));
+  return new AppError(
+    "duplicate_report",
+    `You reported ${ip.text} less than 15 minutes ago; the same address can be reported again in ${seconds} s`,
+    { headers: { "retry-after": String(seconds) } },
+  );
+}

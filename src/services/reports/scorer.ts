@@ -1,0 +1,115 @@
+// Recomputes one address's state from its counting reports (contract 5.7) and writes it to the `addresses`
+// table, inside the caller's transaction. The in-memory index is updated by the caller after the commit, from
+// the record this returns, so the index never shows what the store does not hold. The same reading of reports
+// serves the read-only offline commands (`persist: false`) and the snapshot export.
+
+import { categoryBit, type Category } from "../../domain/categories";
+import type { Ip } from "../../domain/ip";
+import {
+  nextRescoreDueMs,
+  retentionCutoffMs,
+  scoreReports,
+  type AddressScore,
+  type ReportStatus,
+  type ScoredReport,
+  type ScoringParameters,
+  type Severity,
+} from "../../domain/scoring";
+import type { AddressRecord } from "../../index/reputation-index";
+import type { Store } from "../../store/database";
+
+/** The reports of an address that can count at a time: `?1` the address, `?2` the retention cutoff. */
+export function countingReportsSql(table = "reports"): string {
+  return `SELECT id, reporter_id AS reporterId, severity, created_at AS createdAtMs, status, category
+            FROM ${table}
+           WHERE ip = ? AND status IN ('pending', 'verified') AND created_at >= ?`;
+}
+
+export interface CountingReportRow {
+  id: number;
+  reporterId: number;
+  severity: number;
+  createdAtMs: number;
+  status: string;
+  category: string;
+}
+
+export function scoredReportOf(row: CountingReportRow): ScoredReport {
+  return {
+    id: row.id,
+    reporterId: row.reporterId,
+    severity: row.severity as Severity,
+    createdAtMs: row.createdAtMs,
+    status: row.status as ReportStatus,
+    category: row.category as Category,
+  };
+}
+
+/** The index's record of a score, or null when no report counts (the address leaves the index). */
+export function recordOfScore(score: AddressScore): AddressRecord | null {
+  if (score.totalReports === 0) return null;
+  return {
+    reputationScore: score.reputationScore,
+    totalReports: score.totalReports,
+    verifiedReports: score.verifiedReports,
+    categoriesMask: score.categoriesMask,
+    lastCategoryBit: score.lastCategory ? categoryBit(score.lastCategory) : -1,
+    firstSeenMs: score.firstSeenMs ?? Number.NaN,
+    lastSeenMs: score.lastSeenMs ?? Number.NaN,
+  };
+}
+
+export interface AddressScorer {
+  /**
+   * Recomputes `ip` at `nowMs` and (unless created with `persist: false`) writes its row, or deletes it when
+   * nothing counts any more. Returns the record for the index, or null when the address left it. Call inside a
+   * transaction.
+   */
+  rescore(ip: Ip, nowMs: number): AddressRecord | null;
+}
+
+export function createAddressScorer(store: Store, params: ScoringParameters, options: { persist?: boolean } = {}): AddressScorer {
+  const selectCounting = store.sqlite.prepare<CountingReportRow, [string, number]>(countingReportsSql());
+  if (options.persist === false) {
+    return {
+      rescore: (ip, nowMs) => recordOfScore(scoreReports(selectCounting.all(ip.text, retentionCutoffMs(nowMs, params)).map(scoredReportOf), nowMs, params)),
+    };
+  }
+  const upsert = store.sqlite.prepare(
+    `INSERT INTO addresses (ip, ip_version, reputation_score, total_reports, verified_reports, categories_mask,
+                            last_category, first_seen, last_seen, scored_at, rescore_due_at)
+     VALUES ($ip, $version, $score, $total, $verified, $mask, $lastCategory, $firstSeen, $lastSeen, $scoredAt, $due)
+     ON CONFLICT(ip) DO UPDATE SET
+       reputation_score = excluded.reputation_score, total_reports = excluded.total_reports,
+       verified_reports = excluded.verified_reports, categories_mask = excluded.categories_mask,
+       last_category = excluded.last_category, first_seen = excluded.first_seen, last_seen = excluded.last_seen,
+       scored_at = excluded.scored_at, rescore_due_at = excluded.rescore_due_at`,
+  );
+  const remove = store.sqlite.prepare(`DELETE FROM addresses WHERE ip = ?`);
+
+  return {
+    rescore(ip, nowMs) {
+      const reports = selectCounting.all(ip.text, retentionCutoffMs(nowMs, params)).map(scoredReportOf);
+      const score = scoreReports(reports, nowMs, params);
+      const record = recordOfScore(score);
+      if (record === null) {
+        remove.run(ip.text);
+        return null;
+      }
+      upsert.run({
+        $ip: ip.text,
+        $version: ip.version,
+        $score: score.reputationScore,
+        $total: score.totalReports,
+        $verified: score.verifiedReports,
+        $mask: score.categoriesMask,
+        $lastCategory: score.lastCategory,
+        $firstSeen: score.firstSeenMs,
+        $lastSeen: score.lastSeenMs,
+        $scoredAt: nowMs,
+        $due: nextRescoreDueMs(reports, nowMs, params),
+      });
+      return record;
+    },
+  };
+}

@@ -1,0 +1,349 @@
+// Report states after submission (contract 5.5): community verification (the `verify` job), an admin's verify or
+// reject, and expiry past retention (the `expire` job). Every transition is a row with its time; credits move with
+// it (5.6); becoming verified queues one `ip.verified` event per report. Each change is one transaction, and the
+// index hears of rescored addresses only after the commit.
+//
+// Decisions where the contract is open:
+// - Community verification looks at the last 7 days: a group (address, category) whose counting reports (pending
+//   or verified) created in [now − 7 days, now] come from at least 3 distinct reporters has its pending reports of
+//   that window verified. Run every minute, this finds every group whose reports fall within 7 days of each other
+//   as soon as the third reporter arrives; old imported history is not verified after the fact.
+// - An admin may verify a pending report and reject a pending or verified one. Setting the status a report already
+//   has changes nothing and is not an error; any other change (of a rejected or expired report) is 409 conflict.
+// - Expiry takes every report past retention to `expired`, rejected ones included, in chunks of 10,000 per
+//   transaction so a large backlog never holds the write lock for long.
+
+import type { Category } from "../../domain/categories";
+import { type Clock, isoTime } from "../../domain/clock";
+import { AppError, notFound } from "../../domain/errors";
+import { parseIp } from "../../domain/ip";
+import { abuseConfidence, DAY_MS, type ReportStatus, retentionCutoffMs, type ScoringParameters, type Severity } from "../../domain/scoring";
+import { inTransaction, type Store } from "../../store/database";
+import { AddressChanges, type AddressChangeListener, AddressChangePublisher } from "../changes/address-changes";
+import type { AddressScorer } from "./scorer";
+import { CREDITS_FOR_VERIFIED_REPORT, CreditLedger } from "./credits";
+import { enqueueEvent } from "../webhooks/outbox";
+import type { ReportSource } from "./intake";
+
+export const COMMUNITY_WINDOW_MS = 7 * DAY_MS;
+export const COMMUNITY_MIN_REPORTERS = 3;
+/** The `meta` key of community verification's cursor (see eligibleGroups). */
+const COMMUNITY_CURSOR_KEY = "community_verification_cursor";
+const EXPIRE_CHUNK = 10_000;
+
+/** A report as `GET /v1/admin/reports/{id}` shows it. */
+export interface ReportView {
+  id: string;
+  ipAddress: string;
+  reporterId: string;
+  category: Category;
+  severity: Severity;
+  description: string;
+  evidence: string | null;
+  status: ReportStatus;
+  source: ReportSource;
+  createdAt: string;
+  statusChangedAt: string;
+  transitions: TransitionView[];
+}
+
+export interface TransitionView {
+  from: ReportStatus | null;
+  to: ReportStatus;
+  at: string;
+  /** Who made it: the reporter (submission) or an admin; null for the system (community verification, expiry). */
+  actorUserId: string | null;
+  reason: string | null;
+}
+
+export interface VerifySummary {
+  /** (address, category) groups that reached 3 distinct reporters. */
+  groups: number;
+  /** Reports that became verified. */
+  verified: number;
+}
+
+export interface ExpireSummary {
+  expired: number;
+  /** Addresses rescored because a counting report of theirs expired. */
+  addresses: number;
+}
+
+export type AdminStatus = "verified" | "rejected";
+
+interface ReportRow {
+  id: number;
+  ip: string;
+  reporterId: number;
+  category: string;
+  severity: number;
+  description: string;
+  evidence: string | null;
+  status: ReportStatus;
+  source: ReportSource;
+  createdAt: number;
+  statusChangedAt: number;
+}
+
+export interface ReportStateDeps {
+  store: Store;
+  clock: Clock;
+  scorer: AddressScorer;
+  params: ScoringParameters;
+  changes: AddressChangePublisher;
+  onEventQueued?: () => void;
+}
+
+export class ReportStateService {
+  private readonly store: Store;
+  private readonly clock: Clock;
+  private readonly scorer: AddressScorer;
+  private readonly params: ScoringParameters;
+  private readonly publisher: AddressChangePublisher;
+  private readonly onEventQueued: () => void;
+  private readonly ledger: CreditLedger;
+  private readonly stmt;
+
+  constructor(deps: ReportStateDeps) {
+    this.store = deps.store;
+    this.clock = deps.clock;
+    this.scorer = deps.scorer;
+    this.params = deps.params;
+    this.publisher = deps.changes;
+    this.onEventQueued = deps.onEventQueued ?? (() => {});
+    this.ledger = new CreditLedger(deps.store);
+    const sqlite = deps.store.sqlite;
+    this.stmt = {
+      report: sqlite.prepare<ReportRow, [number]>(
+        `SELECT id, ip, reporter_id AS reporterId, category, severity, description, evidence, status, source,
+                created_at AS createdAt, status_changed_at AS statusChangedAt
+           FROM reports WHERE id = ?`,
+      ),
+      transitions: sqlite.prepare<
+        { fromStatus: ReportStatus | null; toStatus: ReportStatus; at: number; actorUserId: number | null; reason: string | null },
+        [number]
+      >(
+        `SELECT from_status AS fromStatus, to_status AS toStatus, at, actor_user_id AS actorUserId, reason
+           FROM report_transitions WHERE report_id = ? ORDER BY id`,
+      ),
+      setStatus: sqlite.prepare<never, [string, number, number]>("UPDATE reports SET status = ?, status_changed_at = ? WHERE id = ?"),
+      insertTransition: sqlite.prepare<never, [number, string, string, number, number | null, string | null]>(
+        "INSERT INTO report_transitions (report_id, from_status, to_status, at, actor_user_id, reason) VALUES (?, ?, ?, ?, ?, ?)",
+      ),
+      // Groups with ≥ 3 distinct reporters among their counting reports of the window and a pending one left.
+      communityGroups: sqlite.prepare<{ ip: string; category: string }, [number, number, number]>(
+        `SELECT ip, category FROM reports
+          WHERE status IN ('pending', 'verified') AND created_at >= ? AND created_at <= ?
+          GROUP BY ip, category
+         HAVING count(DISTINCT reporter_id) >= ? AND sum(status = 'pending') > 0
+          ORDER BY ip, category`,
+      ),
+      // The groups that can have become eligible since a scan: those with a report stored after it (any
+      // process, any report date) or dated after it (stored earlier with a later clock). The unary `+` keeps
+      // SQLite on the id range and the created_at index, not a week of the status index.
+      candidateGroups: sqlite.prepare<{ ip: string; category: string }, [number, number, number, number, number]>(
+        `SELECT ip, category FROM reports
+          WHERE id > ? AND +status IN ('pending', 'verified') AND +created_at >= ? AND +created_at <= ?
+         UNION
+         SELECT ip, category FROM reports
+          WHERE created_at > ? AND created_at <= ? AND +status IN ('pending', 'verified')
+          ORDER BY ip, category`,
+      ),
+      // communityGroups' test for one group, through the (ip, created_at) index.
+      groupEligible: sqlite.prepare<{ eligible: number }, [number, string, string, number, number]>(
+        `SELECT count(DISTINCT reporter_id) >= ? AND sum(status = 'pending') > 0 AS eligible FROM reports
+          WHERE ip = ? AND category = ? AND status IN ('pending', 'verified') AND created_at >= ? AND created_at <= ?`,
+      ),
+      lastReportId: sqlite.prepare<{ id: number }, []>("SELECT coalesce(max(id), 0) AS id FROM reports"),
+      readCursor: sqlite.prepare<{ value: string }, [string]>("SELECT value FROM meta WHERE key = ?"),
+      writeCursor: sqlite.prepare<never, [string, string]>(
+        "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+      ),
+      pendingOfGroup: sqlite.prepare<{ id: number; reporterId: number; source: ReportSource }, [string, string, number, number]>(
+        `SELECT id, reporter_id AS reporterId, source FROM reports
+          WHERE ip = ? AND category = ? AND status = 'pending' AND created_at >= ? AND created_at <= ?
+          ORDER BY id`,
+      ),
+      pastRetention: sqlite.prepare<{ id: number; ip: string; status: ReportStatus }, [number, number]>(
+        `SELECT id, ip, status FROM reports
+          WHERE status IN ('pending', 'verified', 'rejected') AND created_at < ?
+          ORDER BY id LIMIT ?`,
+      ),
+    };
+  }
+
+  onAddressChanged(listener: AddressChangeListener): () => void {
+    return this.publisher.onAddressChanged(listener);
+  }
+
+  /** A report with its transitions, oldest first; 404 when there is none. */
+  get(reportId: number): ReportView {
+    const row = this.stmt.report.get(reportId);
+    if (!row) throw notFound(`No report ${reportId}`);
+    return this.view(row);
+  }
+
+  /**
+   * Community verification at `nowMs` (what the `verify` job runs every minute): every pending report of a group
+   * with ≥ 3 distinct reporters within the last 7 days becomes verified, its reporter earns +2 credits (live
+   * reports only: imports earn no credits), one `ip.verified` per report; the affected addresses are rescored.
+   */
+  verifyCommunity(nowMs: number = this.clock.now()): VerifySummary {
+    const now = Math.trunc(nowMs);
+    const since = now - COMMUNITY_WINDOW_MS;
+    const changes = new AddressChanges();
+    const summary = inTransaction(this.store, () => {
+      const groups = this.eligibleGroups(since, now);
+      const verified: { id: number; reporterId: number; ip: string; category: Category }[] = [];
+      for (const g of groups) {
+        for (const r of this.stmt.pendingOfGroup.all(g.ip, g.category, since, now)) {
+          this.verify(r.id, r.reporterId, r.source, now, null, "community: 3 or more distinct reporters within 7 days");
+          verified.push({ id: r.id, reporterId: r.reporterId, ip: g.ip, category: g.category as Category });
+        }
+      }
+      this.rescoreAndAnnounce(verified, now, changes);
+      return { groups: groups.length, verified: verified.length };
+    });
+    this.publisher.publish(changes);
+    if (summary.verified > 0) this.onEventQueued();
+    return summary;
+  }
+
+  /**
+   * The groups to verify now. A group becomes eligible only through a report that is new since the last scan
+   * (stored after it, or dated after it): rejection, expiry and a sliding window only ever take reporters
+   * away. So after one full scan each run looks at those groups alone, through the cursor kept in `meta` (the
+   * newest report id and the time of the last scan, written in the scan's transaction), instead of grouping a
+   * week of reports every minute (1.3 s with 500,000 reports, holding the write lock). With no cursor, or a
+   * `now` before the cursor's, the scan is full.
+   */
+  private eligibleGroups(since: number, now: number): { ip: string; category: string }[] {
+    const throughId = this.stmt.lastReportId.get()!.id;
+    const stored = this.stmt.readCursor.get(COMMUNITY_CURSOR_KEY)?.value;
+    const cursor = stored === undefined ? null : (JSON.parse(stored) as { id: number; at: number });
+    let groups: { ip: string; category: string }[];
+    if (cursor === null || !(now >= cursor.at)) {
+      groups = this.stmt.communityGroups.all(since, now, COMMUNITY_MIN_REPORTERS);
+    } else {
+      groups = this.stmt.candidateGroups
+        .all(cursor.id, since, now, Math.max(cursor.at, since - 1), now)
+        .filter((g) => this.stmt.groupEligible.get(COMMUNITY_MIN_REPORTERS, g.ip, g.category, since, now)!.eligible === 1);
+    }
+    this.stmt.writeCursor.run(COMMUNITY_CURSOR_KEY, JSON.stringify({ id: throughId, at: now }));
+    return groups;
+  }
+
+  /** An admin's verify or reject (PATCH /v1/admin/reports/{id}); returns the report as it now is. */
+  setStatus(reportId: number, status: AdminStatus, adminId: number, nowMs: number = this.clock.now()): ReportView {
+    const now = Math.trunc(nowMs);
+    const changes = new AddressChanges();
+    let queued = false;
+    inTransaction(this.store, () => {
+      const row = this.stmt.report.get(reportId);
+      if (!row) throw notFound(`No report ${reportId}`);
+      if (row.status === status) return;
+      if (status === "verified") {
+        if (row.status !== "pending") throw conflict(`A ${row.status} report cannot be verified`);
+        this.verify(row.id, row.reporterId, row.source, now, adminId, "admin");
+        this.rescoreAndAnnounce([{ id: row.id, reporterId: row.reporterId, ip: row.ip, category: row.category as Category }], now, changes);
+        queued = true;
+      } else {
+        if (row.status !== "pending" && row.status !== "verified") throw conflict(`A ${row.status} report cannot be rejected`);
+        this.stmt.setStatus.run("rejected", now, row.id);
+        this.stmt.insertTransition.run(row.id, row.status, "rejected", now, adminId, "admin");
+        this.ledger.reverseReport(row.reporterId, row.id, now);
+        const ip = parseIp(row.ip);
+        changes.set(ip, this.scorer.rescore(ip, now));
+      }
+    });
+    this.publisher.publish(changes);
+    if (queued) this.onEventQueued();
+    return this.get(reportId);
+  }
+
+  /**
+   * Moves every report past retention at `nowMs` to `expired` (what the `expire` job runs hourly). Scoring already
+   * ignores such reports; this records the transition and rescores the addresses that still listed them.
+   */
+  expireReports(nowMs: number = this.clock.now()): ExpireSummary {
+    const now = Math.trunc(nowMs);
+    const cutoff = retentionCutoffMs(now, this.params);
+    let expired = 0;
+    const rescored = new Set<string>();
+    for (;;) {
+      const changes = new AddressChanges();
+      const n = inTransaction(this.store, () => {
+        const rows = this.stmt.pastRetention.all(cutoff, EXPIRE_CHUNK);
+        const ips = new Set<string>();
+        for (const r of rows) {
+          this.stmt.setStatus.run("expired", now, r.id);
+          this.stmt.insertTransition.run(r.id, r.status, "expired", now, null, "retention");
+          if (r.status !== "rejected") ips.add(r.ip);
+        }
+        for (const text of ips) {
+          const ip = parseIp(text);
+          changes.set(ip, this.scorer.rescore(ip, now));
+          rescored.add(text);
+        }
+        return rows.length;
+      });
+      this.publisher.publish(changes);
+      expired += n;
+      if (n < EXPIRE_CHUNK) break;
+    }
+    return { expired, addresses: rescored.size };
+  }
+
+  /** pending → verified for one report, with its transition and its reporter's +2 (inside a transaction). */
+  private verify(reportId: number, reporterId: number, source: ReportSource, now: number, actor: number | null, reason: string): void {
+    this.stmt.setStatus.run("verified", now, reportId);
+    this.stmt.insertTransition.run(reportId, "pending", "verified", now, actor, reason);
+    if (source !== "import") this.ledger.record(reporterId, CREDITS_FOR_VERIFIED_REPORT, "report_verified", reportId, now, { verified: 1 });
+  }
+
+  /** Rescores each address of `verified` once, then queues one ip.verified per report with the new confidence. */
+  private rescoreAndAnnounce(
+    verified: readonly { id: number; reporterId: number; ip: string; category: Category }[],
+    now: number,
+    changes: AddressChanges,
+  ): void {
+    const confidence = new Map<string, number>();
+    for (const v of verified) {
+      if (confidence.has(v.ip)) continue;
+      const ip = parseIp(v.ip);
+      const record = this.scorer.rescore(ip, now);
+      changes.set(ip, record);
+      confidence.set(v.ip, abuseConfidence(record?.reputationScore ?? 100));
+    }
+    for (const v of verified) {
+      enqueueEvent(this.store, "ip.verified", { ip: v.ip, category: v.category, confidence: confidence.get(v.ip)!, reporterId: v.reporterId, reportId: v.id }, now);
+    }
+  }
+
+  private view(row: ReportRow): ReportView {
+    return {
+      id: String(row.id),
+      ipAddress: row.ip,
+      reporterId: String(row.reporterId),
+      category: row.category as Category,
+      severity: row.severity as Severity,
+      description: row.description,
+      evidence: row.evidence,
+      status: row.status,
+      source: row.source,
+      createdAt: isoTime(row.createdAt),
+      statusChangedAt: isoTime(row.statusChangedAt),
+      transitions: this.stmt.transitions.all(row.id).map((t) => ({
+        from: t.fromStatus,
+        to: t.toStatus,
+        at: isoTime(t.at),
+        actorUserId: t.actorUserId === null ? null : String(t.actorUserId),
+        reason: t.reason,
+      })),
+    };
+  }
+}
+
+function conflict(message: string): AppError {
+  return new AppError("conflict", message);
+}

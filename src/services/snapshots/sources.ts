@@ -1,0 +1,208 @@
+// Where the offline commands (`check`, `blocklist`) and a snapshot server get their answers: a snapshot file, or
+// the local data directory opened read-only. Either way the answers come from the same code as the server's,
+// `createReputation` over a ReputationIndex, the enrichment and the allowlist:
+// - a snapshot loads its pre-built index from blobs (no rebuild) and opens its range tables only when a lookup
+//   first needs a country or ISP; its lookups run at the snapshot's creation time, so they give the answers the
+//   exporting server gave at that moment (a snapshot holds scores, not reports, so it cannot decay them further);
+// - the data directory builds the index from the `addresses` table as the server does at start, and runs on the
+//   system clock; an address past retention is rescored in memory, never written.
+
+import type { Database } from "bun:sqlite";
+import { existsSync } from "node:fs";
+import { type Clock, systemClock } from "../../domain/clock";
+import { type Config, scoringParametersOf } from "../../config";
+import { AppError } from "../../domain/errors";
+import { tryParseCidr, type Ip } from "../../domain/ip";
+import { resolveScoringParameters, type ScoringParameters, type ScoringParameterOverrides } from "../../domain/scoring";
+import { CidrSet } from "../../index/cidr-set";
+import { RangeTable } from "../../index/range-table";
+import type { ReputationIndex } from "../../index/reputation-index";
+import { databasePath, openStore, type Db, type Store } from "../../store/database";
+import { type AddressScorer, createAddressScorer } from "../reports/scorer";
+import { type Allowlist, type AllowlistEntry, createAllowlist } from "../allowlist/allowlist";
+import { Enrichment, MmdbSource, openEnrichment, type NamedTable } from "../enrichment/enrichment";
+import { IndexSync } from "../changes/index-sync";
+import { createReputation, type GeoLookup, type Reputation } from "../lookups/reputation";
+import { META, readMeta, SNAPSHOT_FORMAT_VERSION } from "./format";
+import { indexFromBlobs, indexFromRows, indexLayout, indexOfAddresses, type IndexBlob } from "./index-blobs";
+import { infoFromMeta, openSnapshotDatabase, type SnapshotInfo } from "./export";
+
+/** What lookups and blocklists read, from a snapshot or the data directory. */
+export interface LookupSource {
+  /** "snapshot FILE" or "data directory DIR", for messages. */
+  description: string;
+  /** The snapshot's description; null for the data directory. */
+  info: SnapshotInfo | null;
+  /** Read-only. */
+  store: Store;
+  scoring: ScoringParameters;
+  index: ReputationIndex;
+  allowlist: Allowlist;
+  /** The time lookups run at: a snapshot's creation time, or the system clock. */
+  clock: Clock;
+  /** Country, ASN, ISP and city; the snapshot's tables are read on the first lookup that needs them. */
+  geo: GeoLookup;
+  reputation: Reputation;
+  close(): void;
+}
+
+const readOnly = (what: string) => new AppError("read_only", `${what}: this is a read-only copy of the data`);
+
+/** A Store over a read-only connection that has no drizzle schema behind it (a snapshot). */
+function snapshotStore(sqlite: Database, path: string): Store {
+  return {
+    sqlite,
+    path,
+    close: () => sqlite.close(),
+    get db(): Db {
+      throw new AppError("internal_error", "a snapshot has no drizzle database: read it with SQL");
+    },
+  };
+}
+
+/** The allowlist as a snapshot carries it (networks only): answers lookups, refuses changes. */
+export function snapshotAllowlist(db: Database): Allowlist {
+  const set = new CidrSet();
+  const entries: AllowlistEntry[] = [];
+  for (const row of db.query("SELECT id, cidr, created_at AS createdAt FROM allowlist ORDER BY id").all() as { id: number; cidr: string; createdAt: number }[]) {
+    const cidr = tryParseCidr(row.cidr);
+    if (typeof cidr === "string") continue;
+    set.add(cidr, row.id);
+    entries.push({ id: String(row.id), cidr: row.cidr, note: "", createdAt: new Date(row.createdAt).toISOString() });
+  }
+  return {
+    set,
+    contains: (ip) => set.contains(ip),
+    list: () => entries.slice(),
+    add: () => {
+      throw readOnly("the allowlist cannot be changed");
+    },
+    remove: () => {
+      throw readOnly("the allowlist cannot be changed");
+    },
+    reload: () => {},
+    onChange: () => {},
+  };
+}
+
+/** A snapshot holds scores, not reports: nothing can be rescored from it. */
+const noScorer: AddressScorer = {
+  rescore: () => {
+    throw readOnly("a snapshot holds no reports to rescore from");
+  },
+};
+
+export interface OpenSnapshotOptions {
+  /** A MaxMind-format database adding cities (it is not carried in snapshots). */
+  mmdbPath?: string | null;
+  /**
+   * Only these addresses will be looked up: their rows are read instead of the whole index (a cold `check` of a
+   * few addresses). Lookups of other addresses, lists and `recent` are then wrong: leave it out for those.
+   */
+  only?: readonly Ip[];
+}
+
+export interface OpenedSnapshot extends LookupSource {
+  info: SnapshotInfo;
+  /** The enrichment from the snapshot's range tables (loaded on first use). */
+  enrichment(): Enrichment;
+  /** Whether the index came from the pre-built blobs (false: rebuilt from the rows, another layout). */
+  indexPrebuilt: boolean;
+}
+
+/** Opens a snapshot for lookups: meta, the pre-built index, the allowlist; range tables on first use. */
+export function openSnapshot(file: string, options: OpenSnapshotOptions = {}): OpenedSnapshot {
+  const db = openSnapshotDatabase(file);
+  try {
+    const meta = readMeta(db);
+    const info = infoFromMeta(file, meta);
+    if (info.formatVersion !== SNAPSHOT_FORMAT_VERSION) {
+      throw new AppError("bad_request", `${file} has snapshot format ${info.formatVersion}; this build reads format ${SNAPSHOT_FORMAT_VERSION}`);
+    }
+    const scoring = resolveScoringParameters((info.scoring ?? {}) as ScoringParameterOverrides);
+    let index: ReputationIndex | null = null;
+    if (options.only !== undefined) {
+      index = indexOfAddresses(db, options.only, scoring.riskThresholds);
+    } else if (meta.get(META.indexLayout) === indexLayout()) {
+      const blobs = db.query("SELECT name, type, bytes FROM index_data ORDER BY position").all() as IndexBlob[];
+      index = indexFromBlobs(blobs, info.counts.addresses, scoring.riskThresholds);
+    }
+    const indexPrebuilt = index !== null && options.only === undefined;
+    index ??= indexFromRows(db, scoring.riskThresholds);
+    const store = snapshotStore(db, file);
+    const allowlist = snapshotAllowlist(db);
+    const clock: Clock = { now: () => info.createdAtMs };
+
+    let enrichment: Enrichment | null = null;
+    const loadEnrichment = (): Enrichment => {
+      if (enrichment !== null) return enrichment;
+      const rows = db.query("SELECT name, bytes FROM range_tables ORDER BY position").all() as { name: string; bytes: Uint8Array }[];
+      if (rows.length === 0) throw new AppError("bad_request", `${file} carries no enrichment tables`);
+      const tables: NamedTable[] = rows.map((r) => ({ name: r.name, table: RangeTable.fromBytes(r.bytes) }));
+      const mmdb = options.mmdbPath ? MmdbSource.open(options.mmdbPath) : null;
+      enrichment = new Enrichment(tables[0].table, tables.slice(1), mmdb, null);
+      return enrichment;
+    };
+    const geo: GeoLookup = { lookup: (ip: Ip) => loadEnrichment().lookup(ip) };
+    const reputation = createReputation({ index, geo, allowlist, store, clock, scorer: noScorer, params: scoring });
+    return {
+      description: `snapshot ${file}`,
+      info,
+      store,
+      scoring,
+      index,
+      indexPrebuilt,
+      allowlist,
+      clock,
+      geo,
+      enrichment: loadEnrichment,
+      reputation,
+      close: () => db.close(),
+    };
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+
+/**
+ * The local data directory, read-only, answering as a server on it would: the index built from `addresses`,
+ * the enrichment (built-in, imported, and --geo-mmdb) loaded only when `needGeo`.
+ */
+export async function openDataDirectory(config: Config, options: { needGeo: boolean; clock?: Clock; only?: readonly Ip[] }): Promise<LookupSource> {
+  if (!existsSync(databasePath(config.dataDir))) {
+    throw new AppError("not_found", `no database in ${config.dataDir} (give --data-dir, or --snapshot FILE)`);
+  }
+  const store = openStore(config.dataDir, { readonly: true });
+  try {
+    const clock = options.clock ?? systemClock;
+    const scoring = scoringParametersOf(config);
+    const index = options.only !== undefined ? indexOfAddresses(store.sqlite, options.only, scoring.riskThresholds) : IndexSync.build(store, scoring.riskThresholds).index;
+    const allowlist = createAllowlist(store, clock);
+    const geo: GeoLookup = options.needGeo
+      ? await openEnrichment({ dataDir: config.dataDir, mmdbPath: config.geoMmdb })
+      : {
+          lookup: () => {
+            throw new AppError("internal_error", "enrichment was not loaded for this command");
+          },
+        };
+    // The server's scorer without its writes: the data directory is opened read-only.
+    const scorer = createAddressScorer(store, scoring, { persist: false });
+    const reputation = createReputation({ index, geo, allowlist, store, clock, scorer, params: scoring });
+    return { description: `data directory ${config.dataDir}`, info: null, store, scoring, index, allowlist, clock, geo, reputation, close: () => store.close() };
+  } catch (error) {
+    store.close();
+    throw error;
+  }
+}
+
+/**
+ * `--snapshot FILE` when given, else the data directory. With `only`, the source answers for those addresses
+ * alone (see OpenSnapshotOptions.only).
+ */
+export async function openLookupSource(config: Config, options: { snapshot?: string | null; needGeo: boolean; only?: readonly Ip[] }): Promise<LookupSource> {
+  const file = options.snapshot ?? null;
+  if (file !== null) return openSnapshot(file, { mmdbPath: config.geoMmdb, only: options.only });
+  return openDataDirectory(config, { needGeo: options.needGeo, only: options.only });
+}

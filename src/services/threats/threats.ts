@@ -1,0 +1,227 @@
+// Threat patterns in the store (contract section 9): the `detect-threats` job's run (recent counting reports →
+// patterns → a `threats` row and a `threat.detected` event in one transaction, each pattern at most once per
+// 24 hours) and the listing behind `GET /v1/threats`.
+//
+// Decisions where the contract is open:
+// - Detection looks at counting reports (pending or verified) created in the last window plus a slack
+//   (default 10 minutes), so a burst whose first report left the window just before a run is still seen by the
+//   next run. Bursts older than that are not reported after the fact (after downtime, say).
+// - The event's `confidence` is the highest abuse_confidence among the pattern's addresses when detected.
+
+import type { Category } from "../../domain/categories";
+import { type Clock, isoTime } from "../../domain/clock";
+import { type Ip, parseIp } from "../../domain/ip";
+import { abuseConfidence } from "../../domain/scoring";
+import type { DetectedPattern, ThreatKind, ThreatThresholds } from "../../domain/threat-patterns";
+import { ThreatWindow } from "../../domain/threat-window";
+import { inTransaction, type Store } from "../../store/database";
+import { enqueueEvent } from "../webhooks/outbox";
+
+/** How much further back than the window each run looks (see the module comment). */
+export const DEFAULT_SCAN_SLACK_MS = 10 * 60_000;
+
+/** A threat as `GET /v1/threats` shows it. */
+export interface ThreatView {
+  id: string;
+  kind: ThreatKind;
+  /** The subnet of a burst; the smallest network covering a campaign's addresses. */
+  cidr: string;
+  asn: number | null;
+  category: Category | null;
+  ipCount: number;
+  addresses: string[];
+  windowStart: string;
+  windowEnd: string;
+  detectedAt: string;
+}
+
+export interface DetectSummary {
+  /** Counting reports looked at. */
+  reports: number;
+  /** Patterns found in them. */
+  patterns: number;
+  /** Of those, newly stored and announced. */
+  detected: number;
+  /** Of those, already reported within the repeat period. */
+  suppressed: number;
+  threatIds: string[];
+}
+
+interface ThreatRow {
+  id: number;
+  kind: ThreatKind;
+  patternKey: string;
+  cidr: string | null;
+  asn: number | null;
+  category: string | null;
+  ipCount: number;
+  addresses: string;
+  windowStart: number;
+  windowEnd: number;
+  detectedAt: number;
+}
+
+export interface ThreatServiceDeps {
+  store: Store;
+  clock: Clock;
+  /** Where an address's autonomous system comes from (the enrichment). */
+  asnOf: (ip: Ip) => number | null;
+  thresholds: ThreatThresholds;
+  scanSlackMs?: number;
+  /** Called after a commit that queued events (the composition nudges the webhook dispatcher). */
+  onEventQueued?: () => void;
+}
+
+export class ThreatService {
+  readonly thresholds: ThreatThresholds;
+  private readonly store: Store;
+  private readonly clock: Clock;
+  private readonly asnOf: (ip: Ip) => number | null;
+  private readonly scanSlackMs: number;
+  private readonly onEventQueued: () => void;
+  private readonly stmt;
+  private detectStmt: ReturnType<typeof prepareDetection> | null = null;
+  /** The reports of the window at the last pass (see detect), that pass's time, and the newest report id then. */
+  private window: ThreatWindow | null = null;
+  private windowAt = Number.NEGATIVE_INFINITY;
+  private seenThroughId = 0;
+
+  constructor(deps: ThreatServiceDeps) {
+    this.store = deps.store;
+    this.clock = deps.clock;
+    this.asnOf = deps.asnOf;
+    this.thresholds = deps.thresholds;
+    this.scanSlackMs = deps.scanSlackMs ?? DEFAULT_SCAN_SLACK_MS;
+    this.onEventQueued = deps.onEventQueued ?? (() => {});
+    // Only the listing is prepared here: a read-only snapshot store has a `threats` table and nothing to detect
+    // in; detection's statements are prepared on its first run.
+    const sqlite = deps.store.sqlite;
+    this.stmt = {
+      page: sqlite.prepare<ThreatRow, [number, number]>(
+        `SELECT id, kind, pattern_key AS patternKey, cidr, asn, category, ip_count AS ipCount, addresses,
+                window_start AS windowStart, window_end AS windowEnd, detected_at AS detectedAt
+           FROM threats ORDER BY detected_at DESC, id DESC LIMIT ? OFFSET ?`,
+      ),
+      count: sqlite.prepare<{ n: number }, []>("SELECT count(*) AS n FROM threats"),
+    };
+  }
+
+  /**
+   * One detection pass at `nowMs`: finds the patterns among recent counting reports and stores and announces
+   * each one not already reported within the repeat period. The reports are kept in a ThreatWindow between
+   * passes: the first pass (and one for a time before the last's) reads the whole window, later ones the reports
+   * stored since (or dated since: stored earlier with a later clock), and drop the ones rejected meanwhile. The
+   * reports are read outside the write lock; the repeat check, the row and the event are one transaction, so
+   * two passes at once (the server and a CLI run) cannot both announce a pattern.
+   */
+  detect(nowMs: number = this.clock.now()): DetectSummary {
+    const now = Math.trunc(nowMs);
+    const t = this.thresholds;
+    const start = now - t.windowMs - this.scanSlackMs;
+    const stmt = (this.detectStmt ??= prepareDetection(this.store));
+    const whole = this.window === null || now < this.windowAt;
+    const window = whole ? new ThreatWindow(t) : (this.window as ThreatWindow);
+    this.window = null; // until this pass has succeeded: a failed one leaves the next to read everything
+    // One read transaction, so the newest id matches the rows read.
+    const read = this.store.sqlite.transaction(() => ({
+      throughId: stmt.lastId.get()!.id,
+      rows: whole
+        ? stmt.recent.all(start, now)
+        : [...stmt.storedSince.all(this.seenThroughId, start, now), ...stmt.datedSince.all(Math.max(this.windowAt, start - 1), now, this.seenThroughId)],
+      rejected: whole ? [] : stmt.rejected.all(start, now),
+    }))();
+    for (const r of read.rejected) window.remove(r.id);
+    for (const r of read.rows) {
+      const ip = parseIp(r.ip);
+      window.add({ id: r.id, ip, category: r.category as Category, atMs: r.createdAt, asn: this.asnOf(ip) });
+    }
+    window.forgetBefore(start);
+    const patterns = window.takePatterns();
+    const threatIds: string[] = [];
+    if (patterns.length > 0) {
+      inTransaction(this.store, () => {
+        for (const p of patterns) {
+          if (stmt.detectedSince.get(p.patternKey, now - t.repeatAfterMs)) continue;
+          threatIds.push(String(this.record(stmt, p, now)));
+        }
+      });
+    }
+    this.window = window;
+    this.windowAt = now;
+    this.seenThroughId = read.throughId;
+    if (threatIds.length > 0) this.onEventQueued();
+    return { reports: window.size, patterns: patterns.length, detected: threatIds.length, suppressed: patterns.length - threatIds.length, threatIds };
+  }
+
+  /** Threats newest first, and how many there are. */
+  list(limit: number, offset: number): { rows: ThreatView[]; total: number } {
+    return { rows: this.stmt.page.all(limit, offset).map(view), total: this.stmt.count.get()!.n };
+  }
+
+  /** The row and its event, inside the caller's transaction; returns the threat's id. */
+  private record(stmt: ReturnType<typeof prepareDetection>, p: DetectedPattern, now: number): number {
+    const addresses = JSON.stringify(p.addresses);
+    const id = stmt.insert.get(p.kind, p.patternKey, p.cidr, p.asn, p.category, p.addresses.length, addresses, p.windowStartMs, p.windowEndMs, now)!.id;
+    const lowest = stmt.lowestScore.get(addresses)?.score ?? 100;
+    enqueueEvent(
+      this.store,
+      "threat.detected",
+      { cidr: p.cidr, category: p.category, confidence: abuseConfidence(lowest), kind: p.kind, threatId: id, ipCount: p.addresses.length, asn: p.asn },
+      now,
+    );
+    return id;
+  }
+}
+
+interface ReportRow {
+  id: number;
+  ip: string;
+  category: string;
+  createdAt: number;
+}
+
+function prepareDetection(store: Store) {
+  const sqlite = store.sqlite;
+  return {
+    recent: sqlite.prepare<ReportRow, [number, number]>(
+      `SELECT id, ip, category, created_at AS createdAt FROM reports
+        WHERE created_at >= ? AND created_at <= ? AND status IN ('pending', 'verified')`,
+    ),
+    // The unary `+` keeps SQLite on the id range, not the window's part of an index.
+    storedSince: sqlite.prepare<ReportRow, [number, number, number]>(
+      `SELECT id, ip, category, created_at AS createdAt FROM reports
+        WHERE id > ? AND +created_at >= ? AND +created_at <= ? AND +status IN ('pending', 'verified')`,
+    ),
+    datedSince: sqlite.prepare<ReportRow, [number, number, number]>(
+      `SELECT id, ip, category, created_at AS createdAt FROM reports
+        WHERE created_at > ? AND created_at <= ? AND id <= ? AND +status IN ('pending', 'verified')`,
+    ),
+    rejected: sqlite.prepare<{ id: number }, [number, number]>(
+      "SELECT id FROM reports WHERE status = 'rejected' AND created_at >= ? AND created_at <= ?",
+    ),
+    lastId: sqlite.prepare<{ id: number }, []>("SELECT coalesce(max(id), 0) AS id FROM reports"),
+    detectedSince: sqlite.prepare<{ id: number }, [string, number]>("SELECT id FROM threats WHERE pattern_key = ? AND detected_at > ? LIMIT 1"),
+    insert: sqlite.prepare<{ id: number }, [string, string, string, number | null, string | null, number, string, number, number, number]>(
+      `INSERT INTO threats (kind, pattern_key, cidr, asn, category, ip_count, addresses, window_start, window_end, detected_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+    ),
+    lowestScore: sqlite.prepare<{ score: number | null }, [string]>(
+      "SELECT min(reputation_score) AS score FROM addresses WHERE ip IN (SELECT value FROM json_each(?))",
+    ),
+  };
+}
+
+function view(row: ThreatRow): ThreatView {
+  return {
+    id: String(row.id),
+    kind: row.kind,
+    cidr: row.cidr ?? "",
+    asn: row.asn,
+    category: row.category as Category | null,
+    ipCount: row.ipCount,
+    addresses: JSON.parse(row.addresses) as string[],
+    windowStart: isoTime(row.windowStart),
+    windowEnd: isoTime(row.windowEnd),
+    detectedAt: isoTime(row.detectedAt),
+  };
+}

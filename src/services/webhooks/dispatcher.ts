@@ -1,0 +1,432 @@
+// Delivers webhook events (contract section 7): fans outbox rows out into one delivery per matching
+// subscription, POSTs due deliveries with bounded concurrency, records every attempt, and reschedules failures
+// on the retry schedule. Everything lives in the store, so a restart resumes with the same delivery ids.
+//
+// It never slows the API: requests run asynchronously, at most `maxInFlight` at once (and `maxInFlightPerWebhook`
+// per subscription, so one dead receiver cannot starve the others), each bounded by `timeoutMs`; attempt
+// results are written in small batched transactions.
+
+import { randomUUID } from "node:crypto";
+import type { Clock } from "../../domain/clock";
+import { isoTime } from "../../domain/clock";
+import { buildBody, type EventKind, isSuccessStatus, retryDelayAfter, signBody } from "../../domain/webhook-payload";
+import { inTransaction, type Store } from "../../store/database";
+import { VERSION } from "../../version";
+
+export interface DispatcherOptions {
+  /** Per-attempt timeout (contract: 5 s). */
+  timeoutMs: number;
+  /** How often the background timer looks for work, in real milliseconds. */
+  intervalMs: number;
+  maxInFlight: number;
+  maxInFlightPerWebhook: number;
+  /** Outbox rows fanned out per transaction. */
+  fanOutBatch: number;
+  /** Delivered and failed deliveries (with their attempts) are pruned this long after their last change. */
+  retentionMs: number;
+  /** Where unexpected failures of the dispatcher itself are reported (never per-attempt noise). */
+  log: (message: string) => void;
+}
+
+export const DEFAULT_DISPATCHER_OPTIONS: DispatcherOptions = Object.freeze({
+  timeoutMs: 5_000,
+  intervalMs: 250,
+  maxInFlight: 8,
+  maxInFlightPerWebhook: 4,
+  fanOutBatch: 500,
+  retentionMs: 30 * 86_400_000,
+  log: (message: string) => console.error(`webhook dispatcher: ${message}`),
+});
+
+/** What a tick did (for tests and the jobs view). */
+export interface DispatchSummary {
+  /** Outbox rows fanned out. */
+  events: number;
+  /** Deliveries created from them. */
+  deliveriesCreated: number;
+  attempts: number;
+  delivered: number;
+  /** Attempts that failed and were rescheduled. */
+  retried: number;
+  /** Deliveries that failed for good. */
+  failed: number;
+}
+
+interface DueDelivery {
+  rowId: number;
+  deliveryId: string;
+  webhookId: number;
+  event: EventKind;
+  body: string;
+  attempts: number;
+  url: string;
+  secret: string;
+}
+
+interface AttemptOutcome {
+  due: DueDelivery;
+  attemptedAt: number;
+  finishedAt: number;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+}
+
+interface InFlight {
+  webhookId: number;
+  /** Settles once the attempt's outcome is written (or the attempt was abandoned by stop()). */
+  done: Promise<void>;
+  settle: () => void;
+}
+
+const PRUNE_EVERY_MS = 3_600_000;
+const PRUNE_BATCH = 5_000;
+const MAX_ERROR_CHARS = 500;
+/** After the store refused to record outcomes, wait this long (real time) before sending more. */
+const RECORD_FAILURE_PAUSE_MS = 5_000;
+
+export class WebhookDispatcher {
+  private readonly store: Store;
+  private readonly clock: Clock;
+  private readonly options: DispatcherOptions;
+  private readonly inFlight = new Map<number, InFlight>();
+  private readonly inFlightPerWebhook = new Map<number, number>();
+  private readonly outcomes: AttemptOutcome[] = [];
+  private readonly abandon = new AbortController();
+  private readonly counters: DispatchSummary = { events: 0, deliveriesCreated: 0, attempts: 0, delivered: 0, retried: 0, failed: 0 };
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private nudged = false;
+  private flushScheduled = false;
+  private stopped = false;
+  private pausedUntil = 0;
+  private lastPruneAt = Number.NEGATIVE_INFINITY;
+
+  constructor(deps: { store: Store; clock: Clock }, options: Partial<DispatcherOptions> = {}) {
+    this.store = deps.store;
+    this.clock = deps.clock;
+    this.options = { ...DEFAULT_DISPATCHER_OPTIONS, ...options };
+  }
+
+  /** Starts the background timer (the server does; CLI commands and tests that drive tick() do not). */
+  start(): void {
+    if (this.stopped || this.timer) return;
+    this.timer = setInterval(() => this.pump(), this.options.intervalMs);
+    // The timer alone must not keep a process alive: the server's listener does that.
+    (this.timer as { unref?: () => void }).unref?.();
+    this.nudge();
+  }
+
+  get running(): boolean {
+    return this.timer !== null;
+  }
+
+  /** How many attempts are under way right now. */
+  get inFlightCount(): number {
+    return this.inFlight.size;
+  }
+
+  /**
+   * Asks for a pass as soon as the current work yields: producers call it after committing an event so it
+   * goes out without waiting for the timer. Does nothing unless the timer runs.
+   */
+  nudge(): void {
+    if (!this.timer || this.nudged) return;
+    this.nudged = true;
+    setImmediate(() => {
+      this.nudged = false;
+      this.pump();
+    });
+  }
+
+  /**
+   * One whole pass, for tests and manual runs: fans out every waiting event, sends every due delivery, and
+   * resolves when nothing is in flight any more, with what this pass saw happen.
+   */
+  async tick(): Promise<DispatchSummary> {
+    if (this.stopped) return { events: 0, deliveriesCreated: 0, attempts: 0, delivered: 0, retried: 0, failed: 0 };
+    const before = { ...this.counters };
+    while (this.fanOut() > 0) {
+      // Each call commits one batch; loop until the outbox has nothing waiting.
+    }
+    this.launch();
+    while (this.inFlight.size > 0) {
+      await Promise.all([...this.inFlight.values()].map((f) => f.done));
+      this.launch();
+    }
+    const after = this.counters;
+    return {
+      events: after.events - before.events,
+      deliveriesCreated: after.deliveriesCreated - before.deliveriesCreated,
+      attempts: after.attempts - before.attempts,
+      delivered: after.delivered - before.delivered,
+      retried: after.retried - before.retried,
+      failed: after.failed - before.failed,
+    };
+  }
+
+  /**
+   * Stops the timer and abandons attempts under way without recording them: they stay pending and go out again
+   * (same delivery id) after the next start. Outcomes already received are still written. Safe to call twice.
+   */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.abandon.abort();
+    await Promise.all([...this.inFlight.values()].map((f) => f.done));
+  }
+
+  /**
+   * Turns up to one batch of outbox rows into deliveries, in one transaction, and returns how many rows it
+   * handled. Each subscription that is active and subscribed to the kind when the row is fanned out gets one
+   * delivery with its own id (the body's timestamp may be older: an imported report keeps its date); an event
+   * with a webhook id (a ping) goes to that subscription only. Rows nobody receives are deleted.
+   */
+  fanOut(): number {
+    const sqlite = this.store.sqlite;
+    // A plain read first: the timer calls this four times a second and must not take the write lock for nothing.
+    if (sqlite.query("SELECT 1 FROM outbox WHERE fanned_out_at IS NULL LIMIT 1").get() === null) return 0;
+    const now = this.clock.now();
+    const result = inTransaction(this.store, () => {
+      const rows = sqlite
+        .query<{ id: number; event: EventKind; data: string; webhook_id: number | null; created_at: number }, [number]>(
+          "SELECT id, event, data, webhook_id, created_at FROM outbox WHERE fanned_out_at IS NULL ORDER BY id LIMIT ?",
+        )
+        .all(this.options.fanOutBatch);
+      if (rows.length === 0) return { events: 0, deliveries: 0 };
+      const subscriptions = sqlite
+        .query<{ id: number; events: string }, []>(// A disabled account's subscriptions get nothing: all of its credentials are refused, and its
+        // webhooks must not keep leaking events to it.
+        `SELECT w.id, w.events FROM webhooks w JOIN users u ON u.id = w.user_id
+          WHERE w.active = 1 AND u.disabled = 0 ORDER BY w.id`)
+        .all()
+        .map((s) => ({ id: s.id, events: new Set(JSON.parse(s.events) as string[]) }));
+      const insert = sqlite.query(
+        `INSERT INTO webhook_deliveries (delivery_id, outbox_id, webhook_id, event, body, status, attempts, next_attempt_at, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`,
+      );
+      const markFannedOut = sqlite.query("UPDATE outbox SET fanned_out_at = ? WHERE id = ?");
+      const drop = sqlite.query("DELETE FROM outbox WHERE id = ?");
+      let deliveries = 0;
+      for (const row of rows) {
+        const targets =
+          row.webhook_id !== null
+            ? subscriptions.filter((s) => s.id === row.webhook_id)
+            : subscriptions.filter((s) => s.events.has(row.event));
+        if (targets.length === 0) {
+          drop.run(row.id);
+          continue;
+        }
+        const body = buildBody(row.event, row.created_at, row.data);
+        for (const s of targets) insert.run(randomUUID(), row.id, s.id, row.event, body, now, now, now);
+        markFannedOut.run(now, row.id);
+        deliveries += targets.length;
+      }
+      return { events: rows.length, deliveries };
+    });
+    this.counters.events += result.events;
+    this.counters.deliveriesCreated += result.deliveries;
+    return result.events;
+  }
+
+  /**
+   * Deletes delivered and failed deliveries (with their attempts) last changed before `cutoffMs`, and the outbox
+   * rows left without deliveries; at most one batch per call. Returns how many deliveries it removed.
+   */
+  prune(cutoffMs: number): number {
+    const sqlite = this.store.sqlite;
+    return inTransaction(this.store, () => {
+      const ids = sqlite
+        .query<{ id: number }, [number, number]>(
+          "SELECT id FROM webhook_deliveries WHERE status != 'pending' AND updated_at < ? ORDER BY id LIMIT ?",
+        )
+        .all(cutoffMs, PRUNE_BATCH)
+        .map((r) => r.id);
+      if (ids.length === 0) return 0;
+      const list = JSON.stringify(ids);
+      sqlite.query("DELETE FROM delivery_attempts WHERE delivery_row_id IN (SELECT value FROM json_each(?))").run(list);
+      const outboxIds = sqlite
+        .query<{ outbox_id: number }, [string]>("SELECT DISTINCT outbox_id FROM webhook_deliveries WHERE id IN (SELECT value FROM json_each(?))")
+        .all(list)
+        .map((r) => r.outbox_id);
+      sqlite.query("DELETE FROM webhook_deliveries WHERE id IN (SELECT value FROM json_each(?))").run(list);
+      sqlite
+        .query(
+          `DELETE FROM outbox WHERE id IN (SELECT value FROM json_each(?))
+             AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.outbox_id = outbox.id)`,
+        )
+        .run(JSON.stringify(outboxIds));
+      return ids.length;
+    });
+  }
+
+  /** The timer's pass: never throws, never waits for a receiver. */
+  private pump(): void {
+    if (this.stopped) return;
+    try {
+      const handled = this.fanOut();
+      if (handled === this.options.fanOutBatch) this.nudge();
+      const now = this.clock.now();
+      if (now - this.lastPruneAt >= PRUNE_EVERY_MS) {
+        this.lastPruneAt = now;
+        this.prune(now - this.options.retentionMs);
+      }
+      this.launch();
+    } catch (error) {
+      this.options.log(`pass failed: ${describe(error)}`);
+    }
+  }
+
+  /** Starts attempts for due deliveries until the concurrency limits are reached or nothing is due. */
+  private launch(): void {
+    if (this.stopped || performance.now() < this.pausedUntil) return;
+    const { maxInFlight, maxInFlightPerWebhook } = this.options;
+    // A few rounds at most: each one either starts something or marks a subscription as saturated.
+    for (let round = 0; round < maxInFlight + 2; round++) {
+      const free = maxInFlight - this.inFlight.size;
+      if (free <= 0) return;
+      const saturated = [...this.inFlightPerWebhook].filter(([, n]) => n >= maxInFlightPerWebhook).map(([id]) => id);
+      const due = this.store.sqlite
+        .query<DueDelivery, [number, string, string, number]>(
+          `SELECT d.id AS rowId, d.delivery_id AS deliveryId, d.webhook_id AS webhookId, d.event AS event, d.body AS body,
+                  d.attempts AS attempts, w.url AS url, w.secret AS secret
+             FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN users u ON u.id = w.user_id
+            WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND w.active = 1 AND u.disabled = 0
+              AND d.id NOT IN (SELECT value FROM json_each(?))
+              AND d.webhook_id NOT IN (SELECT value FROM json_each(?))
+            ORDER BY d.next_attempt_at, d.id
+            LIMIT ?`,
+        )
+        .all(this.clock.now(), JSON.stringify([...this.inFlight.keys()]), JSON.stringify(saturated), free);
+      if (due.length === 0) return;
+      let started = 0;
+      for (const row of due) {
+        const perWebhook = this.inFlightPerWebhook.get(row.webhookId) ?? 0;
+        if (perWebhook >= maxInFlightPerWebhook || this.inFlight.size >= maxInFlight) continue;
+        this.begin(row);
+        started++;
+      }
+      if (started === due.length) return; // all taken: the next round would only find what was not due before
+    }
+  }
+
+  private begin(due: DueDelivery): void {
+    let settle!: () => void;
+    const done = new Promise<void>((resolve) => (settle = resolve));
+    this.inFlight.set(due.rowId, { webhookId: due.webhookId, done, settle });
+    this.inFlightPerWebhook.set(due.webhookId, (this.inFlightPerWebhook.get(due.webhookId) ?? 0) + 1);
+    this.counters.attempts++;
+    void this.send(due).then((outcome) => {
+      if (outcome === null) this.release(due.rowId);
+      else {
+        this.outcomes.push(outcome);
+        this.scheduleFlush();
+      }
+    });
+  }
+
+  /** One HTTP attempt; null when stop() abandoned it (nothing is recorded then). Never throws. */
+  private async send(due: DueDelivery): Promise<AttemptOutcome | null> {
+    const attemptedAt = this.clock.now();
+    const started = performance.now();
+    const timeout = AbortSignal.timeout(this.options.timeoutMs);
+    let statusCode: number | null = null;
+    let error: string | null = null;
+    try {
+      const response = await fetch(due.url, {
+        method: "POST",
+        headers: {
+          "Content-Type": "application/json",
+          "User-Agent": `abuse-intel/${VERSION}`,
+          "X-Webhook-Event": due.event,
+          "X-Webhook-Delivery": due.deliveryId,
+          "X-Webhook-Timestamp": isoTime(attemptedAt),
+          "X-Webhook-Signature": signBody(due.secret, due.body),
+        },
+        body: due.body,
+        redirect: "manual",
+        signal: AbortSignal.any([timeout, this.abandon.signal]),
+      });
+      statusCode = response.status;
+      // The receiver's answer is not needed: release the connection instead of reading it.
+      response.body?.cancel().catch(() => {});
+      if (!isSuccessStatus(statusCode)) error = `receiver answered HTTP ${statusCode}`;
+    } catch (e) {
+      if (this.abandon.signal.aborted) return null;
+      error = timeout.aborted ? `timed out after ${this.options.timeoutMs} ms` : describe(e);
+    }
+    return {
+      due,
+      attemptedAt,
+      finishedAt: this.clock.now(),
+      statusCode,
+      error: error === null ? null : error.slice(0, MAX_ERROR_CHARS),
+      durationMs: Math.round(performance.now() - started),
+    };
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      this.flush();
+    });
+  }
+
+  /** Writes every finished attempt in one transaction, then frees their slots and fills them again. */
+  private flush(): void {
+    const batch = this.outcomes.splice(0, this.outcomes.length);
+    if (batch.length === 0) return;
+    const sqlite = this.store.sqlite;
+    try {
+      inTransaction(this.store, () => {
+        const update = sqlite.query(
+          `UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_status_code = ?, last_error = ?, updated_at = ?
+            WHERE id = ? AND status = 'pending'`,
+        );
+        const insertAttempt = sqlite.query(
+          "INSERT INTO delivery_attempts (delivery_row_id, attempted_at, status_code, error, duration_ms) VALUES (?, ?, ?, ?, ?)",
+        );
+        for (const o of batch) {
+          const attempts = o.due.attempts + 1;
+          const ok = o.error === null;
+          const delay = ok ? null : retryDelayAfter(attempts);
+          const status = ok ? "delivered" : delay === null ? "failed" : "pending";
+          const next = delay === null ? o.finishedAt : o.finishedAt + delay;
+          // The subscription may have been deleted meanwhile: then there is nothing to record.
+          const changed = update.run(status, attempts, next, o.statusCode, o.error, o.finishedAt, o.due.rowId).changes;
+          if (changed === 0) continue;
+          insertAttempt.run(o.due.rowId, o.attemptedAt, o.statusCode, o.error, o.durationMs);
+          if (status === "delivered") this.counters.delivered++;
+          else if (status === "failed") this.counters.failed++;
+          else this.counters.retried++;
+        }
+      });
+    } catch (error) {
+      // Unrecorded attempts stay pending and are sent again (same delivery id) once the store works again.
+      this.options.log(`could not record ${batch.length} attempts: ${describe(error)}`);
+      this.pausedUntil = performance.now() + RECORD_FAILURE_PAUSE_MS;
+    }
+    for (const o of batch) this.release(o.due.rowId);
+    this.launch();
+  }
+
+  private release(rowId: number): void {
+    const entry = this.inFlight.get(rowId);
+    if (!entry) return;
+    this.inFlight.delete(rowId);
+    const n = (this.inFlightPerWebhook.get(entry.webhookId) ?? 1) - 1;
+    if (n <= 0) this.inFlightPerWebhook.delete(entry.webhookId);
+    else this.inFlightPerWebhook.set(entry.webhookId, n);
+    entry.settle();
+  }
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    return typeof code === "string" && code !== "" && !error.message.includes(code) ? `${code}: ${error.message}` : error.message;
+  }
+  return String(error);
+}

@@ -4,7 +4,22 @@
 
 import { type ErrorCode, STATUS_OF_CODE } from "../../domain/errors";
 import { VERSION } from "../../version";
-import type { Services } from "../../services/services";
+import type { Clock } from "../../domain/clock";
+import type { ReputationIndex } from "../../index/reputation-index";
+import type { Store } from "../../store/database";
+import type { ReportService } from "../reports/intake";
+import type { Scheduler } from "../scheduled-jobs";
+import type { WebhookDispatcher } from "../webhooks/dispatcher";
+
+/** What the exposition reads from an instance when scraped (every instance's Services has these). */
+export interface MetricsSources {
+  store: Store;
+  clock: Clock;
+  index: ReputationIndex;
+  reports: Pick<ReportService, "stats">;
+  webhookDispatcher: Pick<WebhookDispatcher, "inFlightCount">;
+  scheduler?: Scheduler;
+}
 
 /** Histogram bounds in seconds: lookups answer in well under a millisecond, so the low end is fine-grained. */
 export const DURATION_BUCKETS: readonly number[] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -142,7 +157,7 @@ interface StoreReads {
   outboxWaiting(): number;
 }
 
-function storeReads(services: Services): StoreReads {
+function storeReads(services: MetricsSources): StoreReads {
   const sqlite = services.store.sqlite;
   const sequences = sqlite.prepare<{ name: string; seq: number }, []>(
     "SELECT name, seq FROM sqlite_sequence WHERE name IN ('reports', 'delivery_attempts', 'threats')",
@@ -161,7 +176,7 @@ export class Metrics {
   private readonly startedAtMs: number;
   private reads: StoreReads | null | undefined;
 
-  constructor(private readonly services: Services) {
+  constructor(private readonly services: MetricsSources) {
     this.startedAtMs = services.clock.now();
   }
 
@@ -260,7 +275,7 @@ export class Metrics {
   }
 
   private renderJobs(out: Exposition): void {
-    const scheduler = this.services.scheduler as Services["scheduler"] | undefined;
+    const scheduler = this.services.scheduler;
     if (!scheduler) return;
     const jobs = scheduler.jobs();
     out.family("abuse_intel_job_last_run_timestamp_seconds", "gauge", "When each scheduled job last ran (unix seconds); absent until its first run.");

@@ -30,6 +30,10 @@ import { snapshotExporter } from "../services/snapshots/export";
 import type { Services } from "../services/services";
 import { Metrics } from "../services/metrics/metrics";
 import { BlocklistService } from "../services/blocklists/blocklist";
+import { FeedTables } from "../store/feeds";
+import { ListedNetworks } from "../services/feeds/listed-networks";
+import { FeedService } from "../services/feeds/feed-service";
+import { Feeds } from "../services/feeds/feeds";
 
 export interface ServiceOptions {
   config: Config;
@@ -81,7 +85,9 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   if (options.webhookDispatcher?.autoStart ?? (clock === systemClock && config.snapshot === null)) webhookDispatcher.start();
   stoppers.push(() => webhookDispatcher.stop());
   const scoring = scoringParametersOf(config);
-  const scorer = createAddressScorer(store, scoring);
+  const feedTables = new FeedTables(store);
+  const listed = ListedNetworks.load(feedTables.list(), feedTables.everyEntry());
+  const scorer = createAddressScorer(store, scoring, { listingsAround: (ip) => listed.listingsAround(ip) });
   const enrichment = await openEnrichment({ dataDir: config.dataDir, mmdbPath: config.geoMmdb });
   for (const warning of enrichment.warnings) console.error(`enrichment: ${warning}`);
   const indexSync = IndexSync.build(store, scoring.riskThresholds);
@@ -89,10 +95,16 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   const addressChanges = new AddressChangePublisher(index);
   const allowlist = createAllowlist(store, clock);
   allowlist.onChange(() => index.touch());
-  const reputation = createReputation({ index, geo: enrichment, allowlist, store, clock, scorer, params: scoring });
+  const reputation = createReputation({ index, geo: enrichment, allowlist, store, clock, scorer, params: scoring, networksAround: (ip) => listed.networksAround(ip) });
+  const feedService = new FeedService({ store, tables: feedTables, listed, index, scorer, clock, params: scoring });
+  feedService.loadIntoIndex();
+  // Timers start with the scheduler (`serve`); CLI commands and tests refresh feeds by hand.
+  const feeds = new Feeds({ service: feedService, tables: feedTables, clock });
+  stoppers.push(() => feeds.schedule.stop());
   changes.onExternalChange(() => {
     indexSync.follow();
     allowlist.reload();
+    feeds.followExternalChanges();
   });
   // `geo import` writes files, not rows, so imported ranges are looked for on a timer; the log of address
   // changes is trimmed on the same timer.
@@ -160,6 +172,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     indexSync,
     allowlist,
     reputation,
+    feeds,
     webhooks,
     webhookDispatcher,
     accounts,

@@ -142,6 +142,7 @@ export async function createSnapshotServices(options: SnapshotServiceOptions): P
       credits: refusing("credits"),
       indexSync: refusing("indexSync"),
       scheduler: refusing("scheduler"),
+      feeds: refusing("feeds"),
       blocklists: new BlocklistService({
         index: snapshot.index,
         allowlist: snapshot.allowlist,

@@ -43,7 +43,10 @@ export const serveCommand: Command = {
     const from = config.snapshot !== null ? `read-only snapshot ${config.snapshot}` : `data in ${config.dataDir}`;
     console.log(`abuse-intel listening on http://${server.hostname}:${server.port} (${from})`);
     // The scheduled jobs start once the API answers (services.stop() stops them); a snapshot server runs none.
-    if (config.snapshot === null) services.scheduler.start();
+    if (config.snapshot === null) {
+      services.scheduler.start();
+      services.feeds.schedule.start();
+    }
 
     await new Promise<void>((resolve) => {
       const shutdown = async () => {

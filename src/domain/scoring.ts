@@ -111,6 +111,11 @@ export interface ScoredReport {
   readonly category: Category;
   /** The report's id, when known: only a tie-breaker for the summing order and for "newest report". */
   readonly id?: number | string;
+  /**
+   * A feed's listing of a network around the address (contract 12), not a report: it counts at full weight
+   * while listed (no decay, no retention: the feed says so now) and dates nothing (first/last seen).
+   */
+  readonly listed?: boolean;
 }
 
 /** Age in days at `nowMs`; a report dated in the future has age 0. */
@@ -129,13 +134,15 @@ export function retentionCutoffMs(nowMs: number, params: ScoringParameters = DEF
 }
 
 /** Whether a report counts at `nowMs`: pending or verified, and not past retention. */
-export function reportCounts(report: Pick<ScoredReport, "status" | "createdAtMs">, nowMs: number, params: ScoringParameters = DEFAULT_SCORING_PARAMETERS): boolean {
+export function reportCounts(report: Pick<ScoredReport, "status" | "createdAtMs" | "listed">, nowMs: number, params: ScoringParameters = DEFAULT_SCORING_PARAMETERS): boolean {
+  if (report.listed) return true;
   return (report.status === "pending" || report.status === "verified") && !isPastRetention(report.createdAtMs, nowMs, params);
 }
 
 /** severityWeight × 0.5^(ageDays / halfLife) × (verified ? multiplier : 1), before the per-reporter cap. */
-function decayedWeight(report: Pick<ScoredReport, "severity" | "createdAtMs" | "status">, nowMs: number, params: ScoringParameters): number {
-  const w = params.severityWeights[report.severity] * Math.pow(0.5, ageDays(report.createdAtMs, nowMs) / params.halfLifeDays);
+function decayedWeight(report: Pick<ScoredReport, "severity" | "createdAtMs" | "status" | "listed">, nowMs: number, params: ScoringParameters): number {
+  const decay = report.listed ? 1 : Math.pow(0.5, ageDays(report.createdAtMs, nowMs) / params.halfLifeDays);
+  const w = params.severityWeights[report.severity] * decay;
   return report.status === "verified" ? w * params.verifiedMultiplier : w;
 }
 
@@ -228,6 +235,7 @@ export function scoreReports(reports: Iterable<ScoredReport>, nowMs: number, par
   for (const r of sorted) {
     if (r.status === "verified") verifiedReports++;
     categoriesMask |= 1 << categoryBit(r.category);
+    if (r.listed) continue;
     if (first === null || r.createdAtMs < first.createdAtMs) first = r;
     // Newest by time, then by id; on a full tie the later one in the summing order, so the choice is fixed.
     if (last === null || r.createdAtMs > last.createdAtMs || (r.createdAtMs === last.createdAtMs && compareIds(r.id, last.id) >= 0)) last = r;
@@ -265,8 +273,10 @@ export function nextRescoreDueMs(
   const now = Math.floor(nowMs);
   const sorted = countingSorted(reports, now, params);
   if (sorted.length === 0) return null;
-  let oldest = sorted[0].createdAtMs;
-  for (const r of sorted) if (r.createdAtMs < oldest) oldest = r.createdAtMs;
+  let oldest = Number.POSITIVE_INFINITY;
+  for (const r of sorted) if (!r.listed && r.createdAtMs < oldest) oldest = r.createdAtMs;
+  // Only listings: nothing decays or passes retention, so nothing changes until the listings do.
+  if (oldest === Number.POSITIVE_INFINITY) return null;
   // First whole millisecond at which the oldest report is past retention.
   const dropMs = Math.floor(oldest + params.retentionDays * DAY_MS) + 1;
   const valueAt = (t: number): number | RiskLevel => {

@@ -9,6 +9,7 @@ import { healthRoutes } from "./routes/health";
 import { lookupRoutes } from "./routes/lookups";
 import { blocklistRoutes } from "./routes/blocklist";
 import { allowlistRoutes } from "./routes/allowlist";
+import { feedRoutes } from "./routes/feeds";
 import { authRoutes } from "./routes/auth";
 import { keyRoutes } from "./routes/keys";
 import { adminUserRoutes } from "./routes/admin-users";
@@ -43,6 +44,7 @@ export function createApp(services: Services) {
     .use(blocklistRoutes(services))
     .use(lookupRoutes(services))
     .use(allowlistRoutes(services))
+    .use(feedRoutes(services))
     .use(metricsRoutes(services))
     .use(docsRoutes(services));
 }

@@ -62,6 +62,7 @@ const nullable = (schema: Schema): Schema =>
     ? { ...schema, type: [schema.type, "null"], ...(Array.isArray(schema.enum) ? { enum: [...schema.enum, null] } : {}) }
     : { anyOf: [schema, { type: "null" }], ...(schema.description ? { description: schema.description } : {}) };
 const array = (items: Schema, extra: Schema = {}): Schema => ({ type: "array", items, ...extra });
+const anyOfSchema = (schemas: Schema[], description: string): Schema => ({ anyOf: schemas, description });
 const id = (what: string): Schema => str(`${what} id (a decimal string)`, { pattern: "^[1-9][0-9]*$" });
 
 /** An object whose listed properties are all required unless named in `optional`. */
@@ -226,9 +227,11 @@ const schemas: Record<string, Schema> = {
       firstSeen: nullable(time("null for an address never reported.")),
       lastSeen: nullable(time()),
       isAllowlisted: bool(),
-      networks: array(obj({ cidr: str(), source: str(), category: ref("Category") }), { description: "Listed networks (feeds) that contain the address." }),
+      networks: array(obj({ cidr: str(), source: str("The feed's name."), category: ref("Category") }), {
+        description: "Each feed's listing of a network (or of the address itself) around the address, widest first; [] when none (contract 12).",
+      }),
     },
-    ["networks"],
+    [],
     { description: "contract 5.1: flat, no `data` envelope." },
   ),
   RecentRow: obj({
@@ -366,6 +369,39 @@ const schemas: Record<string, Schema> = {
   ),
   UserPatch: obj({ tier: ref("Tier"), role: ref("Role"), disabled: bool(), dailyLimit: nullable(int(undefined, { minimum: 0 })) }, ["tier", "role", "disabled", "dailyLimit"], {
     minProperties: 1,
+  }),
+  Feed: obj(
+    {
+      name: str("The feed's name: `networks[].source` and the reporter `feed:NAME`."),
+      category: ref("Category"),
+      severity: int("Each listing counts like a verified report of this severity.", { minimum: 1, maximum: 5 }),
+      entries: int("Networks and addresses the feed lists now."),
+      source: nullable(anyOfSchema([obj({ url: str(undefined, { format: "uri" }) }), obj({ file: str() })], "Where a scheduled feed is refreshed from; null for a one-off import.")),
+      schedule: nullable(str("croner pattern, UTC (seconds as a sixth field allowed); null for a one-off import.")),
+      updatedAt: time("When the entries were last replaced or added to."),
+      lastRefreshAt: nullable(time()),
+      lastError: nullable(str("Why the last refresh failed; the previous entries were kept.")),
+      badLines: int("Lines skipped as bad in the last import or refresh."),
+      nextRefreshAt: nullable(time()),
+    },
+    [],
+    { description: "contract 12" },
+  ),
+  FeedImport: obj({
+    feed: str(),
+    imported: int("Distinct entries in the list."),
+    entries: int("Entries the feed lists now."),
+    lines: int(),
+    badLines: int(),
+    errors: array(obj({ line: int(), input: str(), error: str() }), { description: "The first 1,000 bad lines." }),
+    rescored: int("Reported addresses rescored because a listing around them changed."),
+  }),
+  FeedRefresh: obj({
+    feed: str(),
+    result: str(undefined, { enum: ["updated", "unchanged", "failed"] }),
+    entries: int(),
+    badLines: int(),
+    error: nullable(str()),
   }),
   AllowlistEntry: obj({ id: id("Allowlist entry"), cidr: str("A network in CIDR form, or one address."), note: str(), createdAt: time() }),
   EventKind: str(undefined, { enum: [...EVENT_KINDS] }),
@@ -780,6 +816,68 @@ const paths: Record<string, Record<string, Operation>> = {
       summary: "Remove an allowlist entry by id or CIDR",
       params: [pathId("id", "The entry's id, or its CIDR percent-encoded (`10.0.0.0%2F8`).")],
       ok: { 200: json("Removed.", envelope(obj({ removed: str() }))) },
+      errors: [404],
+    }),
+  },
+  "/v1/admin/feeds": {
+    get: operation("listFeeds", { tag: "Administration", access: "admin", summary: "Feeds with their entries and refresh status", ok: { 200: json("Feeds.", envelope(array(ref("Feed")))) } }),
+    post: operation("addFeed", {
+      tag: "Administration",
+      access: "admin",
+      summary: "Add a feed refreshed on a schedule from a URL or a file",
+      description:
+        "Each refresh replaces the feed's entries; a URL is fetched with If-None-Match / If-Modified-Since. A failed refresh keeps the previous entries and records the error. The feed is refreshed once at once.",
+      body: jsonBody(
+        obj(
+          {
+            name: str(undefined, { pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$" }),
+            url: str("http or https; or give file.", { format: "uri" }),
+            file: str("A path on the appliance (a mounted share); or give url."),
+            category: ref("Category"),
+            severity: int("Default 4.", { minimum: 1, maximum: 5 }),
+            schedule: str("croner pattern, UTC; default hourly (`0 * * * *`)."),
+          },
+          ["url", "file", "severity", "schedule"],
+        ),
+      ),
+      ok: { 201: json("The feed and its first refresh.", envelope(obj({ feed: ref("Feed"), refresh: ref("FeedRefresh") }))) },
+    }),
+    delete: operation("removeFeed", {
+      tag: "Administration",
+      access: "admin",
+      summary: "Remove a feed and its listings",
+      params: [query("name", "The feed (or send `{\"name\"}` in the body).", str())],
+      body: { required: false, content: { "application/json": { schema: obj({ name: str() }) } } },
+      ok: { 200: json("Removed.", envelope(obj({ removed: str() }))) },
+      errors: [404],
+    }),
+  },
+  "/v1/admin/feeds/{name}": {
+    get: operation("getFeed", { tag: "Administration", access: "admin", summary: "One feed", params: [pathId("name", "The feed.")], ok: { 200: json("The feed.", envelope(ref("Feed"))) }, errors: [404] }),
+    post: operation("importFeed", {
+      tag: "Administration",
+      access: "admin",
+      summary: "Import a list under a feed's name (one-off)",
+      description:
+        "The body is the list as FireHOL (`.netset`/`.ipset`), Spamhaus (DROP/EDROP/DROPv6, `CIDR ; SBLnnn`) and blocklist.de publish it: one address or CIDR a line, `#` and `;` comments. Bad lines are listed with their numbers and skipped. With `replace=true` the feed's previous entries are swapped for these atomically; a list with no valid entry is then refused.",
+      params: [
+        pathId("name", "The feed: `networks[].source`, reporter `feed:NAME`."),
+        query("category", "The category of every entry.", ref("Category"), true),
+        query("severity", "1 to 5 (default 4).", int(undefined, { minimum: 1, maximum: 5, default: 4 })),
+        query("replace", "true: replace the feed's entries; false (default): add to them.", str(undefined, { enum: ["true", "false"] })),
+      ],
+      body: { required: true, content: { "text/plain": { schema: str(undefined, { examples: ["1.10.16.0/20 ; SBL256894\n2001:678:738::/48 ; SBL492470\n5.188.10.179\n"] }) } } },
+      ok: { 200: json("What was imported.", envelope(ref("FeedImport"))) },
+    }),
+    delete: operation("removeFeedByName", { tag: "Administration", access: "admin", summary: "Remove a feed and its listings", params: [pathId("name", "The feed.")], ok: { 200: json("Removed.", envelope(obj({ removed: str() }))) }, errors: [404] }),
+  },
+  "/v1/admin/feeds/{name}/refresh": {
+    post: operation("refreshFeed", {
+      tag: "Administration",
+      access: "admin",
+      summary: "Refresh a scheduled feed now",
+      params: [pathId("name", "The feed.")],
+      ok: { 200: json("The outcome; a failure keeps the previous entries.", envelope(ref("FeedRefresh"))) },
       errors: [404],
     }),
   },

@@ -3,7 +3,7 @@
 // the slot). Lookups, bulk checks and blocklists read it and never run SQL per address. The store is the truth;
 // this is rebuilt from the `addresses` table at start and updated after every committed change.
 
-import type { Ip, Ipv6 } from "../domain/ip";
+import type { Cidr, Ip, Ipv6 } from "../domain/ip";
 import { riskCodeOfScore, type RiskThresholds, DEFAULT_RISK_THRESHOLDS } from "../domain/risk";
 import { NOT_FOUND } from "./radix-common";
 import { RadixTree4 } from "./radix4";
@@ -90,6 +90,10 @@ export class ReputationIndex {
     let earliest = Number.POSITIVE_INFINITY;
     for (let i = 0; i < slots; i++) if (index.firstSeen[i] < earliest) earliest = index.firstSeen[i];
     index.earliestFirstSeen = earliest;
+    let networks = 0;
+    v4.walk((_network, prefixLength) => void (prefixLength < 32 && networks++));
+    v6.walk((_network, prefixLength) => void (prefixLength < 128 && networks++));
+    index.networkCount = networks;
     return index;
   }
 
@@ -105,7 +109,23 @@ export class ReputationIndex {
     return this.v4.size + this.v6.size;
   }
 
-  /** The slot of an address, or -1 (NOT_FOUND) when it has no counting reports. */
+  /** Listed networks (contract 12) in the trees: entries shorter than /32 or /128. */
+  networkCount = 0;
+
+  /**
+   * The slot that answers for an address: its own entry, else the narrowest listed network around it, else -1
+   * (NOT_FOUND). With no networks listed this is exactly `slotOf`.
+   */
+  answerSlotOf(ip: Ip): number {
+    if (this.networkCount === 0) return this.slotOf(ip);
+    return ip.version === 4 ? this.v4.longestMatch(ip.value) : this.v6.longestMatch(ip.words);
+  }
+
+  answerSlotOfV4(value: number): number {
+    return this.networkCount === 0 ? this.v4.get(value) : this.v4.longestMatch(value);
+  }
+
+  /** The slot of an address's own entry, or -1 (NOT_FOUND) when it has no counting reports. */
   slotOf(ip: Ip): number {
     return ip.version === 4 ? this.v4.get(ip.value) : this.v6.get(ip.words);
   }
@@ -163,6 +183,39 @@ export class ReputationIndex {
     this.freeSlots.push(slot);
     this.generation++;
     this.onAddressChanged?.(ip);
+    return true;
+  }
+
+  /** Called when a listed network enters, changes or leaves: answers of every address inside may change. */
+  onNetworkChanged: ((cidr: Cidr) => void) | null = null;
+
+  /** Sets a listed network's record (adding it if new). A full-length CIDR is an address: use upsert. */
+  upsertNetwork(cidr: Cidr, record: AddressRecord): void {
+    const ip = cidr.network;
+    let slot = ip.version === 4 ? this.v4.getPrefix(ip.value, cidr.prefixLength) : this.v6.getPrefix(ip.words, cidr.prefixLength);
+    if (slot === NOT_FOUND) {
+      slot = this.allocateSlot();
+      if (ip.version === 4) this.v4.set(ip.value, cidr.prefixLength, slot);
+      else this.v6.set(ip.words, cidr.prefixLength, slot);
+      this.networkCount++;
+    } else if (sameRecord(this.record(slot), record)) {
+      return;
+    }
+    this.write(slot, record);
+    this.generation++;
+    this.onNetworkChanged?.(cidr);
+  }
+
+  removeNetwork(cidr: Cidr): boolean {
+    const ip = cidr.network;
+    const slot = ip.version === 4 ? this.v4.getPrefix(ip.value, cidr.prefixLength) : this.v6.getPrefix(ip.words, cidr.prefixLength);
+    if (slot === NOT_FOUND) return false;
+    if (ip.version === 4) this.v4.delete(ip.value, cidr.prefixLength);
+    else this.v6.delete(ip.words, cidr.prefixLength);
+    this.freeSlots.push(slot);
+    this.networkCount--;
+    this.generation++;
+    this.onNetworkChanged?.(cidr);
     return true;
   }
 

@@ -18,6 +18,7 @@ import type { AddressChangePublisher } from "./changes/address-changes";
 import type { ChangeWatcher } from "./changes/change-watcher";
 import type { IndexSync } from "./changes/index-sync";
 import type { Enrichment } from "./enrichment/enrichment";
+import type { Feeds } from "./feeds/feeds";
 import type { Reputation } from "./lookups/reputation";
 import type { Metrics } from "./metrics/metrics";
 import type { CreditService } from "./reports/credits";
@@ -69,6 +70,8 @@ export interface Services {
   indexSync: IndexSync;
   /** Networks never listed on a blocklist (contract section 6). */
   allowlist: Allowlist;
+  /** Feeds and listed networks: imports, replaces, removal (contract 12). */
+  feeds: Feeds;
   /** Lookups: detail, reputation, bulk, recent (contract 5.1, 5.2, 5.8, 5.9). */
   reputation: Reputation;
   /** Threat patterns: detection (the detect-threats job) and the list behind GET /v1/threats (contract 9). */

@@ -3,6 +3,7 @@
 
 import { categoryBit, type Category } from "../domain/categories";
 import type { AddressRecord } from "../index/reputation-index";
+import type { Store } from "./database";
 
 export interface AddressRow {
   ip: string;
@@ -28,4 +29,10 @@ export function recordOfRow(row: AddressRow): AddressRecord {
     firstSeenMs: row.firstSeen ?? Number.NaN,
     lastSeenMs: row.lastSeen ?? Number.NaN,
   };
+}
+
+/** Whether `addresses` has a row for the address (its reports count, or a feed lists it and it was scored). */
+export function addressRowExists(store: Store): (ipText: string) => boolean {
+  const select = store.sqlite.prepare<{ one: number }, [string]>("SELECT 1 AS one FROM addresses WHERE ip = ?");
+  return (ipText) => select.get(ipText) !== null;
 }

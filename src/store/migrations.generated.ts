@@ -70,5 +70,22 @@ export const embeddedMigrations: EmbeddedMigration[] = [
     "bps": true,
     "folderMillis": 1795254961205,
     "hash": "008ee19c2b0a5cf53dc06dd091a21cef743217b82c4d2f79b5812584a7b5db17"
+  },
+  {
+    "tag": "0002_feeds-on-a-schedule",
+    "sql": [
+      "ALTER TABLE `feeds` ADD `url` text;",
+      "\nALTER TABLE `feeds` ADD `file_path` text;",
+      "\nALTER TABLE `feeds` ADD `schedule` text;",
+      "\nALTER TABLE `feeds` ADD `etag` text;",
+      "\nALTER TABLE `feeds` ADD `last_modified` text;",
+      "\nALTER TABLE `feeds` ADD `last_refresh_at` integer;",
+      "\nALTER TABLE `feeds` ADD `last_error` text;",
+      "\nALTER TABLE `feeds` ADD `bad_lines` integer DEFAULT 0 NOT NULL;",
+      "\nALTER TABLE `feeds` ADD `created_at` integer DEFAULT 0 NOT NULL;"
+    ],
+    "bps": true,
+    "folderMillis": 1795476618925,
+    "hash": "312c684a03bd147bd86640714756a67a7fbad767edf85529093fa0ffe9c5da52"
   }
 ];

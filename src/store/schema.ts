@@ -289,13 +289,31 @@ export const threats = sqliteTable(
   (t) => [index("threats_pattern_detected").on(t.patternKey, t.detectedAt), index("threats_detected").on(t.detectedAt)],
 );
 
-/** Imported blocklist feeds (contract section 12). */
+/**
+ * Blocklist feeds (contract section 12): one-off imports (`import blocklist`, `POST /v1/admin/feeds/{name}`)
+ * and feeds refreshed on a schedule from a URL or a file. `updated_at` is when the entries were last replaced
+ * or added to: a feed entry counts like a verified report made then.
+ */
 export const feeds = sqliteTable("feeds", {
   name: text("name").primaryKey(),
   category: text("category").notNull(),
   severity: integer("severity").notNull(),
   entryCount: integer("entry_count").notNull().default(0),
   updatedAt: integer("updated_at").notNull(),
+  /** Where a scheduled feed is refreshed from: exactly one of url and file_path, or neither (one-off imports). */
+  url: text("url"),
+  filePath: text("file_path"),
+  /** A croner pattern (UTC); null for one-off imports. */
+  schedule: text("schedule"),
+  /** The validators of the last download, sent back as If-None-Match / If-Modified-Since. */
+  etag: text("etag"),
+  lastModified: text("last_modified"),
+  /** The last refresh attempt, whatever its outcome, and its error (null when it succeeded). */
+  lastRefreshAt: integer("last_refresh_at"),
+  lastError: text("last_error"),
+  /** Lines skipped as bad in the last import or refresh. */
+  badLines: integer("bad_lines").notNull().default(0),
+  createdAt: integer("created_at").notNull().default(0),
 });
 
 export const feedEntries = sqliteTable(

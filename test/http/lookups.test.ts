@@ -39,6 +39,7 @@ describe("GET /v1/ip/{ip} (5.1)", () => {
       firstSeen: null,
       lastSeen: null,
       isAllowlisted: false,
+      networks: [],
     });
   });
 

@@ -15,6 +15,7 @@ import { inTransaction, type Store } from "../../store/database";
 import type { AddressScorer } from "../reports/scorer";
 import type { Allowlist } from "../allowlist/allowlist";
 import { AnswerCache, lengthOf, NO_ANSWER } from "./answer-cache";
+import type { NetworkView } from "../feeds/listed-networks";
 
 /** What the enrichment knows of an address (country, network owner, city). */
 export interface GeoInfo {
@@ -60,6 +61,8 @@ export interface IpDetail {
   firstSeen: string | null;
   lastSeen: string | null;
   isAllowlisted: boolean;
+  /** Each feed's listing of a network (or the address itself) around this address, widest first (contract 12). */
+  networks: NetworkView[];
 }
 
 export interface RecentRow {
@@ -114,22 +117,29 @@ export function createReputation(deps: {
   clock: Clock;
   scorer: AddressScorer;
   params: ScoringParameters;
+  /** The listed networks around an address, for the detail record (contract 12); none when not given. */
+  networksAround?: (ip: Ip) => NetworkView[];
 }): Reputation {
   const { index, geo, allowlist, store, clock, scorer, params } = deps;
+  const networksAround = deps.networksAround ?? (() => []);
   const retentionMs = params.retentionDays * DAY_MS;
   // The response cache holds each answer as the body to send with `cached: true` (see answer-cache.ts). The index
   // says whenever an address enters, changes or leaves: the next answer for it must say `cached: false`
   // (reported, then rejected), even when no lookup of it came in between.
   const cache = new AnswerCache(CACHE_LIMIT);
   index.onAddressChanged = (ip) => cache.drop(ip);
+  // A listed network answers for every address inside it that has no entry of its own.
+  index.onNetworkChanged = () => {
+    if (cache.size > 0) cache.clear();
+  };
   let lastExpiryWalk = Number.NEGATIVE_INFINITY;
 
   /** A report past retention stops counting at once, whether or not the expire job has run yet. */
   function freshSlot(ip: Ip, now: number): number {
-    const slot = index.slotOf(ip);
+    const slot = index.answerSlotOf(ip);
     if (slot === NOT_FOUND || !(now - index.firstSeen[slot] > retentionMs)) return slot;
     rescoreNow(ip);
-    return index.slotOf(ip);
+    return index.answerSlotOf(ip);
   }
 
   function rescoreNow(ip: Ip): void {
@@ -260,6 +270,7 @@ export function createReputation(deps: {
         firstSeen: slot === NOT_FOUND ? null : iso(index.firstSeen[slot]),
         lastSeen: slot === NOT_FOUND ? null : iso(index.lastSeen[slot]),
         isAllowlisted: allowlist.contains(ip),
+        networks: networksAround(ip),
       };
     },
     bulk: (inputs) => (JSON.parse(utf8.decode(bulkBody(BulkInputs.of(inputs)))) as { data: ReturnType<Reputation["bulk"]> }).data,

@@ -15,6 +15,7 @@ import {
   type ScoringParameters,
   type Severity,
 } from "../../domain/scoring";
+import { type Listing, listingReports } from "../../domain/feeds";
 import type { AddressRecord } from "../../index/reputation-index";
 import type { Store } from "../../store/database";
 
@@ -68,12 +69,23 @@ export interface AddressScorer {
   rescore(ip: Ip, nowMs: number): AddressRecord | null;
 }
 
-export function createAddressScorer(store: Store, params: ScoringParameters, options: { persist?: boolean } = {}): AddressScorer {
+export interface ScorerOptions {
+  /** false: compute only, write nothing (read-only offline commands). */
+  persist?: boolean;
+  /** The feeds' listings around an address (contract 12): they count like verified reports. */
+  listingsAround?: (ip: Ip) => Listing[];
+}
+
+export function createAddressScorer(store: Store, params: ScoringParameters, options: ScorerOptions = {}): AddressScorer {
   const selectCounting = store.sqlite.prepare<CountingReportRow, [string, number]>(countingReportsSql());
+  const listingsAround = options.listingsAround;
+  const reportsOf = (ip: Ip, nowMs: number): ScoredReport[] => {
+    const reports: ScoredReport[] = selectCounting.all(ip.text, retentionCutoffMs(nowMs, params)).map(scoredReportOf);
+    if (listingsAround) for (const r of listingReports(listingsAround(ip))) reports.push(r);
+    return reports;
+  };
   if (options.persist === false) {
-    return {
-      rescore: (ip, nowMs) => recordOfScore(scoreReports(selectCounting.all(ip.text, retentionCutoffMs(nowMs, params)).map(scoredReportOf), nowMs, params)),
-    };
+    return { rescore: (ip, nowMs) => recordOfScore(scoreReports(reportsOf(ip, nowMs), nowMs, params)) };
   }
   const upsert = store.sqlite.prepare(
     `INSERT INTO addresses (ip, ip_version, reputation_score, total_reports, verified_reports, categories_mask,
@@ -89,7 +101,7 @@ export function createAddressScorer(store: Store, params: ScoringParameters, opt
 
   return {
     rescore(ip, nowMs) {
-      const reports = selectCounting.all(ip.text, retentionCutoffMs(nowMs, params)).map(scoredReportOf);
+      const reports = reportsOf(ip, nowMs);
       const score = scoreReports(reports, nowMs, params);
       const record = recordOfScore(score);
       if (record === null) {

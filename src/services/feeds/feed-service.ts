@@ -1,0 +1,229 @@
+// Feeds (contract section 12): importing a list under a feed's name (adding to it, or replacing it whole),
+// removing a feed, and keeping the index in step. One change runs in three steps:
+// 1. the in-memory listings take the change, so the scorer sees the new listings;
+// 2. one transaction writes the entries and rescores the reported addresses inside what changed;
+// 3. the index takes the networks' new records and the rescored addresses, synchronously, after the commit:
+//    no request runs in between, so none sees half a list, and the blocklist ETag moves once.
+// If the transaction fails, the listings are reloaded from the store and nothing has changed.
+
+import type { Category } from "../../domain/categories";
+import type { Clock } from "../../domain/clock";
+import { AppError, notFound } from "../../domain/errors";
+import { type FeedList, type FeedListError, parseFeedList } from "../../domain/feed-list";
+import { scoreListings } from "../../domain/feeds";
+import { type Cidr, type Ip, formatIpv4, ipFromWords, ipv4FromNumber } from "../../domain/ip";
+import type { ScoringParameters, Severity } from "../../domain/scoring";
+import type { AddressRecord, ReputationIndex } from "../../index/reputation-index";
+import { addressRowExists } from "../../store/address-rows";
+import { inTransaction, type Store } from "../../store/database";
+import type { FeedRow, FeedTables } from "../../store/feeds";
+import type { AddressScorer } from "../reports/scorer";
+import { ListedNetworks } from "./listed-networks";
+
+export interface FeedImportOptions {
+  category: Category;
+  severity: Severity;
+  /** Replace the feed's entries (true) or add to them. */
+  replace: boolean;
+  /** A scheduled feed's source and schedule, kept with it; one-off imports leave them null. */
+  source?: { url: string | null; filePath: string | null; schedule: string | null };
+}
+
+export interface FeedImportResult {
+  feed: string;
+  /** Entries the list held (distinct). */
+  imported: number;
+  /** Entries the feed lists now. */
+  entries: number;
+  lines: number;
+  badLines: number;
+  /** The first bad lines, with their numbers. */
+  errors: FeedListError[];
+  /** Reported addresses rescored because a listing around them changed. */
+  rescored: number;
+}
+
+export interface FeedServiceDeps {
+  store: Store;
+  tables: FeedTables;
+  listed: ListedNetworks;
+  index: ReputationIndex;
+  scorer: AddressScorer;
+  clock: Clock;
+  params: ScoringParameters;
+}
+
+export class FeedService {
+  private readonly hasRow;
+  /** What the store looked like when the listings were last loaded: another process's import changes it. */
+  private storeVersion: string;
+
+  constructor(private readonly deps: FeedServiceDeps) {
+    this.hasRow = addressRowExists(deps.store);
+    this.storeVersion = deps.tables.version();
+  }
+
+  get listed(): ListedNetworks {
+    return this.deps.listed;
+  }
+
+  /** Reads `text` as a list and imports it (see importList). */
+  importText(name: string, text: string, options: FeedImportOptions, onProgress?: (linesRead: number) => void): FeedImportResult {
+    return this.importList(name, parseFeedList(text, onProgress), options);
+  }
+
+  /** Makes a parsed list the feed's entries (replace) or adds them. A replace with nothing parsed is refused. */
+  importList(name: string, list: FeedList, options: FeedImportOptions): FeedImportResult {
+    const { tables, listed, clock, scorer } = this.deps;
+    if (list.entries.length === 0 && options.replace) {
+      throw new AppError("bad_request", `The list has no valid entries (${list.badLines} bad lines): a replace would empty feed ${name}, so nothing was changed`);
+    }
+    const now = clock.now();
+    const previous = tables.get(name);
+    const changed = listed.setFeed(name, { category: options.category, severity: options.severity, updatedAt: now }, list.entries, options.replace);
+    const rescored = new Map<string, { ip: Ip; record: AddressRecord | null }>();
+    let entries = 0;
+    try {
+      inTransaction(this.deps.store, () => {
+        // The feed row first: its entries reference it.
+        tables.save(feedRowOf(name, options, previous, now, 0, list.badLines));
+        entries = tables.writeEntries(name, list.entries, now, options.replace);
+        tables.save(feedRowOf(name, options, previous, now, entries, list.badLines));
+        for (const ip of this.addressesWithin(changed)) if (this.hasRow(ip.text)) rescored.set(ip.text, { ip, record: scorer.rescore(ip, now) });
+      });
+    } catch (error) {
+      this.reload();
+      throw error;
+    }
+    this.storeVersion = tables.version();
+    this.applyToIndex(changed, rescored, now);
+    return { feed: name, imported: list.entries.length, entries, lines: list.lines, badLines: list.badLines, errors: list.errors, rescored: rescored.size };
+  }
+
+  /** Removes a feed and its listings. */
+  remove(name: string): void {
+    const { tables, listed, clock, scorer } = this.deps;
+    if (tables.get(name) === null) throw notFound(`No feed named ${name}`);
+    const now = clock.now();
+    const changed = listed.removeFeed(name);
+    const rescored = new Map<string, { ip: Ip; record: AddressRecord | null }>();
+    try {
+      inTransaction(this.deps.store, () => {
+        tables.remove(name);
+        for (const ip of this.addressesWithin(changed)) if (this.hasRow(ip.text)) rescored.set(ip.text, { ip, record: scorer.rescore(ip, now) });
+      });
+    } catch (error) {
+      this.reload();
+      throw error;
+    }
+    this.storeVersion = tables.version();
+    this.applyToIndex(changed, rescored, now);
+  }
+
+  /**
+   * After another process (a CLI import) changed the feeds: reloads the listings and brings the index's
+   * networks and feed-only addresses in line. The rows that process rescored reach the index through the
+   * address change log, as any other change does. Returns whether anything was reloaded.
+   */
+  followExternalChanges(): boolean {
+    const version = this.deps.tables.version();
+    if (version === this.storeVersion) return false;
+    const before = [...this.deps.listed.cidrs()];
+    this.reload();
+    this.storeVersion = version;
+    const changed = new Map<string, Cidr>();
+    for (const c of before) changed.set(c.text, c);
+    for (const c of this.deps.listed.cidrs()) changed.set(c.text, c);
+    this.applyToIndex([...changed.values()], new Map(), this.deps.clock.now());
+    return true;
+  }
+
+  /** Puts every listing into a freshly built index (at start; the rows of reported addresses are already in). */
+  loadIntoIndex(): void {
+    this.applyToIndex([...this.deps.listed.cidrs()], new Map(), this.deps.clock.now());
+  }
+
+  private reload(): void {
+    const { tables } = this.deps;
+    const fresh = ListedNetworks.load(tables.list(), tables.everyEntry());
+    const listed = this.deps.listed;
+    // Same object for everyone holding it (scorer, reputation): move the fresh state in.
+    for (const name of [...listed.feeds.keys()]) listed.removeFeed(name);
+    for (const [name, settings] of fresh.feeds) listed.setFeed(name, settings, fresh.cidrsOf(name), true);
+  }
+
+  /** The index's own address entries inside the changed CIDRs, and the changed single addresses themselves. */
+  private addressesWithin(changed: readonly Cidr[]): Ip[] {
+    const { index } = this.deps;
+    const out = new Map<string, Ip>();
+    for (const cidr of changed) {
+      const ip = cidr.network;
+      if (ip.version === 4) {
+        if (cidr.prefixLength === 32) out.set(ip.text, ip);
+        else index.v4.walkSubtree(ip.value, cidr.prefixLength, (n, len) => void (len === 32 && out.set(formatIpv4(n), ipv4FromNumber(n))));
+      } else if (cidr.prefixLength === 128) {
+        out.set(ip.text, ip);
+      } else {
+        index.v6.walkSubtree(ip.words, cidr.prefixLength, (words, len) => {
+          if (len !== 128) return;
+          const found = ipFromWords(words);
+          out.set(found.text, found);
+        });
+      }
+    }
+    return [...out.values()];
+  }
+
+  private applyToIndex(changed: readonly Cidr[], rescored: Map<string, { ip: Ip; record: AddressRecord | null }>, now: number): void {
+    const { index, listed, params } = this.deps;
+    const recordOf = (key: Ip | Cidr): AddressRecord | null => {
+      const listings = listed.listingsAround(key);
+      if (listings.length === 0) return null;
+      const s = scoreListings(listings, now, params);
+      return {
+        reputationScore: s.reputationScore,
+        totalReports: s.listings,
+        verifiedReports: s.listings,
+        categoriesMask: s.categoriesMask,
+        lastCategoryBit: -1,
+        // Listings date nothing a retention check should act on; lastSeen tells when the feed last said so.
+        firstSeenMs: Number.NaN,
+        lastSeenMs: s.lastListedMs,
+      };
+    };
+    // Networks: a change to one changes the records of those inside it, so every listed network is looked at.
+    for (const cidr of changed) if (!isFullLength(cidr) && !listed.has(cidr)) index.removeNetwork(cidr);
+    if (changed.some((c) => !isFullLength(c))) {
+      for (const cidr of listed.cidrs()) {
+        if (isFullLength(cidr)) continue;
+        const record = recordOf(cidr);
+        if (record) index.upsertNetwork(cidr, record);
+      }
+    }
+    // Addresses: scored ones from their rows; listed ones without reports from their listings alone.
+    for (const ip of this.addressesWithin(changed)) {
+      const done = rescored.get(ip.text);
+      if (done) {
+        if (done.record) index.upsert(ip, done.record);
+        else index.remove(ip);
+        continue;
+      }
+      if (this.hasRow(ip.text)) continue;
+      const record = listed.has(fullCidrOf(ip)) ? recordOf(ip) : null;
+      if (record) index.upsertIfChanged(ip, record);
+      else index.remove(ip);
+    }
+  }
+}
+
+const isFullLength = (cidr: Cidr) => cidr.prefixLength === (cidr.version === 4 ? 32 : 128);
+
+function fullCidrOf(ip: Ip): Cidr {
+  const prefixLength = ip.version === 4 ? 32 : 128;
+  return { version: ip.version, network: ip, prefixLength, text: `${ip.text}/${prefixLength}` };
+}
+
+function feedRowOf(name: string, options: FeedImportOptions, previous: FeedRow | null, now: number, entryCount: number, badLines: number) {
+  const source = options.source ?? { url: previous?.url ?? null, filePath: previous?.filePath ?? null, schedule: previous?.schedule ?? null };
+  return { name, category: options.category, severity: options.severity, entryCount, updatedAt: now, url: source.url, filePath: source.filePath, schedule: source.schedule, badLines };
+}

@@ -1,0 +1,134 @@
+// The `feeds` and `feed_entries` tables (contract section 12): each feed's settings and refresh status, and the
+// networks and addresses it lists. Statements are prepared once per store; a replace runs inside the caller's
+// transaction so the old entries and the new ones are never both, or neither, visible.
+
+import type { Cidr } from "../domain/ip";
+import type { Store } from "./database";
+
+export interface FeedRow {
+  name: string;
+  category: string;
+  severity: number;
+  entryCount: number;
+  updatedAt: number;
+  url: string | null;
+  filePath: string | null;
+  schedule: string | null;
+  etag: string | null;
+  lastModified: string | null;
+  lastRefreshAt: number | null;
+  lastError: string | null;
+  badLines: number;
+  createdAt: number;
+}
+
+export interface FeedEntryRow {
+  feedName: string;
+  cidr: string;
+  createdAt: number;
+}
+
+const FEED_COLUMNS = `name, category, severity, entry_count AS entryCount, updated_at AS updatedAt, url, file_path AS filePath,
+  schedule, etag, last_modified AS lastModified, last_refresh_at AS lastRefreshAt, last_error AS lastError,
+  bad_lines AS badLines, created_at AS createdAt`;
+
+export class FeedTables {
+  private readonly all;
+  private readonly one;
+  private readonly upsertFeed;
+  private readonly insertEntry;
+  private readonly entriesOf;
+  private readonly deleteEntries;
+  private readonly deleteFeed;
+  private readonly allEntries;
+  private readonly setStatus;
+  private readonly dataVersion;
+
+  constructor(store: Store) {
+    const db = store.sqlite;
+    this.all = db.prepare<FeedRow, []>(`SELECT ${FEED_COLUMNS} FROM feeds ORDER BY name`);
+    this.one = db.prepare<FeedRow, [string]>(`SELECT ${FEED_COLUMNS} FROM feeds WHERE name = ?`);
+    this.upsertFeed = db.prepare(
+      `INSERT INTO feeds (name, category, severity, entry_count, updated_at, url, file_path, schedule, bad_lines, created_at)
+       VALUES ($name, $category, $severity, $entryCount, $updatedAt, $url, $filePath, $schedule, $badLines, $updatedAt)
+       ON CONFLICT(name) DO UPDATE SET category = excluded.category, severity = excluded.severity,
+         entry_count = excluded.entry_count, updated_at = excluded.updated_at, url = excluded.url,
+         file_path = excluded.file_path, schedule = excluded.schedule, bad_lines = excluded.bad_lines`,
+    );
+    this.insertEntry = db.prepare<unknown, [string, string, number, number, number]>(
+      `INSERT INTO feed_entries (feed_name, cidr, ip_version, prefix_length, created_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT(feed_name, cidr) DO NOTHING`,
+    );
+    this.entriesOf = db.prepare<FeedEntryRow, [string]>(`SELECT feed_name AS feedName, cidr, created_at AS createdAt FROM feed_entries WHERE feed_name = ?`);
+    this.deleteEntries = db.prepare<unknown, [string]>(`DELETE FROM feed_entries WHERE feed_name = ?`);
+    this.deleteFeed = db.prepare<unknown, [string]>(`DELETE FROM feeds WHERE name = ?`);
+    this.allEntries = db.prepare<FeedEntryRow, []>(`SELECT feed_name AS feedName, cidr, created_at AS createdAt FROM feed_entries`);
+    this.setStatus = db.prepare(
+      `UPDATE feeds SET last_refresh_at = $at, last_error = $error, etag = coalesce($etag, etag),
+         last_modified = coalesce($lastModified, last_modified) WHERE name = $name`,
+    );
+    this.dataVersion = db.prepare<{ n: number; v: number }, []>(`SELECT count(*) AS n, coalesce(sum(updated_at), 0) + coalesce(sum(entry_count), 0) AS v FROM feeds`);
+  }
+
+  list(): FeedRow[] {
+    return this.all.all();
+  }
+
+  get(name: string): FeedRow | null {
+    return this.one.get(name) ?? null;
+  }
+
+  /** Writes a feed's settings (creating it), keeping its entries and refresh status. */
+  save(feed: Omit<FeedRow, "etag" | "lastModified" | "lastRefreshAt" | "lastError" | "createdAt">): void {
+    this.upsertFeed.run({
+      $name: feed.name,
+      $category: feed.category,
+      $severity: feed.severity,
+      $entryCount: feed.entryCount,
+      $updatedAt: feed.updatedAt,
+      $url: feed.url,
+      $filePath: feed.filePath,
+      $schedule: feed.schedule,
+      $badLines: feed.badLines,
+    });
+  }
+
+  /** The CIDRs a feed lists now, with when each was first listed. */
+  entries(name: string): FeedEntryRow[] {
+    return this.entriesOf.all(name);
+  }
+
+  /** Every entry of every feed, for building the index at start. */
+  everyEntry(): FeedEntryRow[] {
+    return this.allEntries.all();
+  }
+
+  /**
+   * Makes `entries` the feed's list (replace) or adds them to it; an entry already listed keeps its first-listed
+   * time. Call inside a transaction. Returns how many entries the feed lists afterwards.
+   */
+  writeEntries(name: string, entries: readonly Cidr[], nowMs: number, replace: boolean): number {
+    const kept = new Map<string, number>();
+    for (const row of this.entriesOf.all(name)) kept.set(row.cidr, row.createdAt);
+    if (replace) this.deleteEntries.run(name);
+    for (const cidr of entries) this.insertEntry.run(name, cidr.text, cidr.version, cidr.prefixLength, kept.get(cidr.text) ?? nowMs);
+    if (!replace) return new Set([...kept.keys(), ...entries.map((c) => c.text)]).size;
+    return new Set(entries.map((c) => c.text)).size;
+  }
+
+  /** Removes a feed and its entries. Call inside a transaction. */
+  remove(name: string): boolean {
+    this.deleteEntries.run(name);
+    return this.deleteFeed.run(name).changes > 0;
+  }
+
+  recordRefresh(name: string, atMs: number, error: string | null, validators: { etag?: string | null; lastModified?: string | null } = {}): void {
+    this.setStatus.run({ $name: name, $at: atMs, $error: error, $etag: validators.etag ?? null, $lastModified: validators.lastModified ?? null });
+  }
+
+  /** Changes whenever any feed's entries change: how another process's import is noticed. */
+  version(): string {
+    const row = this.dataVersion.get();
+    return row ? `${row.n}:${row.v}` : "0:0";
+  }
+}

@@ -9,13 +9,14 @@ import { userCommand } from "./cli/user";
 import { keyCommand } from "./cli/key";
 import { importCommand } from "./cli/import";
 import { allowCommand } from "./cli/allow";
+import { feedCommand } from "./cli/feed";
 import { geoCommand } from "./cli/geo";
 import { jobsCommand } from "./cli/jobs";
 import { snapshotCommand } from "./cli/snapshot";
 import { checkCommand } from "./cli/check";
 import { blocklistCommand } from "./cli/blocklist";
 
-const commands: Command[] = [serveCommand, userCommand, keyCommand, importCommand, allowCommand, geoCommand, jobsCommand, snapshotCommand, checkCommand, blocklistCommand];
+const commands: Command[] = [serveCommand, userCommand, keyCommand, importCommand, allowCommand, feedCommand, geoCommand, jobsCommand, snapshotCommand, checkCommand, blocklistCommand];
 
 function usage(): string {
   return [

@@ -9,8 +9,12 @@ import { isSeverity, type Severity } from "../domain/scoring";
 import { createAddressScorer } from "../services/reports/scorer";
 import { importReports, parseReportCsv } from "../services/reports/import";
 import { openStore } from "../store/database";
-import { flag, parseArgs } from "./args";
+import { flag, hasSwitch, parseArgs } from "./args";
+import { parseCategory } from "../domain/categories";
+import { parseFeedName, parseFeedSeverity } from "../domain/feeds";
+import { createFeedServices } from "../app/feed-services";
 import { DATA_DIR_HELP, type Command, SCORING_FLAGS, SCORING_HELP } from "./command";
+import { progressBar } from "./progress";
 
 /** Bad rows listed one by one; past this many only their count is printed. */
 const MAX_BAD_ROWS_LISTED = 1_000;
@@ -31,14 +35,42 @@ const REPORTS_HELP = [
   DATA_DIR_HELP,
 ].join("\n");
 
+const BLOCKLIST_HELP = [
+  "Usage: abuse-intel import blocklist FILE --source NAME --category C [--severity N] [--replace] [--data-dir DIR]",
+  "",
+  "Imports a list as FireHOL (.netset/.ipset), Spamhaus (DROP, EDROP, DROPv6: `CIDR ; SBLnnn`, or the JSON lines)",
+  "and blocklist.de publish it: one address or CIDR a line, # and ; comments (FILE - reads stdin). Each entry counts",
+  "like a verified report of the severity from the reporter feed:NAME; a network is listed as one line on every",
+  "blocklist, and addresses inside it show it under `networks` in their detail record. Bad lines are listed with",
+  "their line numbers and skipped. With --replace the feed's previous entries are swapped for these atomically (a",
+  "list with no valid entry is then refused and nothing changes); without it the entries are added.",
+  "",
+  "  --source NAME         the feed's name (letters, digits, . _ -)",
+  "  --category C          the category of every entry (e.g. SPAM, BRUTE_FORCE)",
+  "  --severity N          severity 1-5 (default 4)",
+  "  --replace             replace the feed's entries instead of adding to them",
+  SCORING_HELP,
+  DATA_DIR_HELP,
+].join("\n");
+
 const SUBCOMMANDS: Record<string, { help: string; run(argv: string[]): Promise<number> }> = {
   reports: { help: REPORTS_HELP, run: importReportsCommand },
+  blocklist: { help: BLOCKLIST_HELP, run: importBlocklistCommand },
 };
 
 export const importCommand: Command = {
   name: "import",
-  summary: "import reports from an AbuseIPDB bulk-report CSV",
-  help: ["Usage: abuse-intel import <what> FILE [options]", "", "  reports FILE --reporter EMAIL   an AbuseIPDB bulk-report CSV", "", REPORTS_HELP].join("\n"),
+  summary: "import reports from an AbuseIPDB bulk-report CSV, or a blocklist (FireHOL, Spamhaus, blocklist.de)",
+  help: [
+    "Usage: abuse-intel import <what> FILE [options]",
+    "",
+    "  reports FILE --reporter EMAIL                 an AbuseIPDB bulk-report CSV",
+    "  blocklist FILE --source NAME --category C     a list of addresses and networks under a feed's name",
+    "",
+    REPORTS_HELP,
+    "",
+    BLOCKLIST_HELP,
+  ].join("\n"),
   async run(argv) {
     const [what, ...rest] = argv;
     const sub = what === undefined ? undefined : SUBCOMMANDS[what];
@@ -80,7 +112,7 @@ async function importReportsCommand(argv: string[]): Promise<number> {
     for (const b of listed) console.error(`line ${b.line}: ${b.reason}`);
     if (parsed.bad.length > listed.length) console.error(`… and ${parsed.bad.length - listed.length} more bad rows`);
 
-    const bar = process.stderr.isTTY ? progressBar() : null;
+    const bar = process.stderr.isTTY ? progressBar("rows") : null;
     const summary = importReports(
       { store, scorer: createAddressScorer(store, params) },
       { reporterId: user.id, rows: parsed.rows, nowMs, severity, onProgress: bar?.update },
@@ -104,20 +136,39 @@ async function readFile(path: string): Promise<string> {
   return file.text();
 }
 
-/** A one-line bar redrawn in place on a terminal's stderr. */
-function progressBar() {
-  const width = 30;
-  let shown = -1;
-  return {
-    update: (done: number, total: number) => {
-      const percent = total === 0 ? 100 : Math.floor((done / total) * 100);
-      if (percent === shown) return;
-      shown = percent;
-      const filled = Math.round((percent / 100) * width);
-      process.stderr.write(`\r[${"#".repeat(filled)}${" ".repeat(width - filled)}] ${String(percent).padStart(3)}% ${done}/${total}`);
-    },
-    done: () => {
-      if (shown >= 0) process.stderr.write("\n");
-    },
-  };
+async function importBlocklistCommand(argv: string[]): Promise<number> {
+  const args = parseArgs(argv, { values: ["--source", "--category", "--severity", ...CONFIG_FLAGS], switches: ["--replace"] });
+  if (args.positionals.length !== 1) throw new AppError("bad_request", "import blocklist takes one FILE (or - for stdin)");
+  const source = parseFeedName(flag(args, "--source"), "--source");
+  const category = parseCategory(flag(args, "--category"), "--category");
+  const severity = parseFeedSeverity(flag(args, "--severity"), "--severity");
+  const config = resolveConfig(args.flags);
+  const file = args.positionals[0];
+  const text = file === "-" ? await Bun.stdin.text() : await readFile(file);
+
+  const store = openStore(config.dataDir, { sync: config.syncMode });
+  try {
+    const feeds = createFeedServices(store, config, systemClock);
+    const totalLines = countLines(text);
+    const bar = process.stderr.isTTY ? progressBar("lines") : null;
+    const result = feeds.importText(source, text, { category, severity, replace: hasSwitch(args, "--replace") }, bar ? (n) => bar.update(n, totalLines) : undefined);
+    bar?.update(totalLines, totalLines);
+    bar?.done();
+    for (const e of result.errors) console.error(`line ${e.line}: ${e.error}`);
+    if (result.badLines > result.errors.length) console.error(`… and ${result.badLines - result.errors.length} more bad lines`);
+    console.log(
+      `imported ${result.imported} entr${result.imported === 1 ? "y" : "ies"} into feed ${source} from ${result.lines} lines ` +
+        `(${result.entries} listed now, ${result.rescored} reported address${result.rescored === 1 ? "" : "es"} rescored); ` +
+        `skipped ${result.badLines} bad line${result.badLines === 1 ? "" : "s"}`,
+    );
+    return result.imported === 0 && result.badLines > 0 ? 1 : 0;
+  } finally {
+    store.close();
+  }
+}
+
+function countLines(text: string): number {
+  let n = 0;
+  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) n++;
+  return text.length > 0 && !text.endsWith("\n") ? n + 1 : n;
 }

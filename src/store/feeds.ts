@@ -2,6 +2,7 @@
 // networks and addresses it lists. Statements are prepared once per store; a replace runs inside the caller's
 // transaction so the old entries and the new ones are never both, or neither, visible.
 
+import type { Database } from "bun:sqlite";
 import type { Cidr } from "../domain/ip";
 import type { Store } from "./database";
 
@@ -131,4 +132,12 @@ export class FeedTables {
     const row = this.dataVersion.get();
     return row ? `${row.n}:${row.v}` : "0:0";
   }
+}
+
+/** The feeds and entries of a database holding the two tables: the main store or a snapshot (fewer columns). */
+export function readListings(db: Database): { feeds: Pick<FeedRow, "name" | "category" | "severity" | "updatedAt">[]; entries: Pick<FeedEntryRow, "feedName" | "cidr">[] } {
+  return {
+    feeds: db.query("SELECT name, category, severity, updated_at AS updatedAt FROM feeds").all() as Pick<FeedRow, "name" | "category" | "severity" | "updatedAt">[],
+    entries: db.query("SELECT feed_name AS feedName, cidr FROM feed_entries").all() as Pick<FeedEntryRow, "feedName" | "cidr">[],
+  };
 }

@@ -10,7 +10,6 @@ import type { Category } from "../../domain/categories";
 import type { Clock } from "../../domain/clock";
 import { AppError, notFound } from "../../domain/errors";
 import { type FeedList, type FeedListError, parseFeedList } from "../../domain/feed-list";
-import { scoreListings } from "../../domain/feeds";
 import { type Cidr, type Ip, formatIpv4, ipFromWords, ipv4FromNumber } from "../../domain/ip";
 import type { ScoringParameters, Severity } from "../../domain/scoring";
 import type { AddressRecord, ReputationIndex } from "../../index/reputation-index";
@@ -19,6 +18,7 @@ import { inTransaction, type Store } from "../../store/database";
 import type { FeedRow, FeedTables } from "../../store/feeds";
 import type { AddressScorer } from "../reports/scorer";
 import { ListedNetworks } from "./listed-networks";
+import { isFullLength, listingRecord, putListingsInto } from "./listing-records";
 
 export interface FeedImportOptions {
   category: Category;
@@ -140,7 +140,7 @@ export class FeedService {
 
   /** Puts every listing into a freshly built index (at start; the rows of reported addresses are already in). */
   loadIntoIndex(): void {
-    this.applyToIndex([...this.deps.listed.cidrs()], new Map(), this.deps.clock.now());
+    putListingsInto(this.deps.index, this.deps.listed, this.deps.clock.now(), this.deps.params, this.hasRow);
   }
 
   private reload(): void {
@@ -176,21 +176,7 @@ export class FeedService {
 
   private applyToIndex(changed: readonly Cidr[], rescored: Map<string, { ip: Ip; record: AddressRecord | null }>, now: number): void {
     const { index, listed, params } = this.deps;
-    const recordOf = (key: Ip | Cidr): AddressRecord | null => {
-      const listings = listed.listingsAround(key);
-      if (listings.length === 0) return null;
-      const s = scoreListings(listings, now, params);
-      return {
-        reputationScore: s.reputationScore,
-        totalReports: s.listings,
-        verifiedReports: s.listings,
-        categoriesMask: s.categoriesMask,
-        lastCategoryBit: -1,
-        // Listings date nothing a retention check should act on; lastSeen tells when the feed last said so.
-        firstSeenMs: Number.NaN,
-        lastSeenMs: s.lastListedMs,
-      };
-    };
+    const recordOf = (key: Ip | Cidr) => listingRecord(listed, key, now, params);
     // Networks: a change to one changes the records of those inside it, so every listed network is looked at.
     for (const cidr of changed) if (!isFullLength(cidr) && !listed.has(cidr)) index.removeNetwork(cidr);
     if (changed.some((c) => !isFullLength(c))) {
@@ -215,8 +201,6 @@ export class FeedService {
     }
   }
 }
-
-const isFullLength = (cidr: Cidr) => cidr.prefixLength === (cidr.version === 4 ? 32 : 128);
 
 function fullCidrOf(ip: Ip): Cidr {
   const prefixLength = ip.version === 4 ? 32 : 128;

@@ -36,7 +36,7 @@ export class ListedNetworks {
   private readonly idOf = new Map<string, number>();
   readonly feeds = new Map<string, FeedSettings>();
 
-  static load(feeds: readonly FeedRow[], entries: Iterable<FeedEntryRow>): ListedNetworks {
+  static load(feeds: readonly Pick<FeedRow, "name" | "category" | "severity" | "updatedAt">[], entries: Iterable<Pick<FeedEntryRow, "feedName" | "cidr">>): ListedNetworks {
     const listed = new ListedNetworks();
     for (const f of feeds) listed.feeds.set(f.name, { category: f.category as Category, severity: f.severity as Severity, updatedAt: f.updatedAt });
     for (const row of entries) {

@@ -18,6 +18,7 @@ import {
   DEFAULT_SCORING_PARAMETERS,
   retentionCutoffMs,
   scoreReports,
+  type ScoredReport,
   type ScoringParameters,
 } from "../../domain/scoring";
 import { ReputationIndex } from "../../index/reputation-index";
@@ -29,6 +30,10 @@ import { contentHash, META, readMeta, SNAPSHOT_FORMAT_VERSION, SNAPSHOT_INDEXES,
 import { indexBlobs, indexLayout } from "./index-blobs";
 import { countingReportsSql, scoredReportOf, type CountingReportRow } from "../reports/scorer";
 import { ADDRESS_ROW_COLUMNS, recordOfRow, type AddressRow } from "../../store/address-rows";
+import { readListings } from "../../store/feeds";
+import { listingReports } from "../../domain/feeds";
+import { ListedNetworks } from "../feeds/listed-networks";
+import { putListingsInto } from "../feeds/listing-records";
 import {
   generateKeyPair,
   keyIdOf,
@@ -240,6 +245,15 @@ async function copyContent(db: Database, scoring: ScoringParameters, nowMs: numb
     await tick();
   }
 
+  const copy = (columns: string, table: string, order: string) => db.prepare(`INSERT INTO main.${table} (${columns}) SELECT ${columns} FROM src.${table} ORDER BY ${order}`).run().changes;
+  // Allowlist notes and authors are left out: free text and user ids have no place in a file that travels.
+  const allowlist = copy("id, cidr, created_at", "allowlist", "id");
+  const threats = copy("id, kind, pattern_key, cidr, asn, category, ip_count, addresses, window_start, window_end, detected_at", "threats", "id");
+  const feeds = copy("name, category, severity, entry_count, updated_at", "feeds", "name");
+  const networks = copy("feed_name, cidr, ip_version, prefix_length, created_at", "feed_entries", "feed_name, cidr");
+  const listings = readListings(db);
+  const listed = ListedNetworks.load(listings.feeds, listings.entries);
+
   const cutoff = retentionCutoffMs(nowMs, scoring);
   const expired = db.prepare<AddressRow, [number]>(`SELECT ${ADDRESS_ROW_COLUMNS} FROM main.addresses WHERE first_seen < ?`).all(cutoff);
   if (expired.length > 0) {
@@ -250,7 +264,7 @@ async function copyContent(db: Database, scoring: ScoringParameters, nowMs: numb
     );
     const remove = db.prepare("DELETE FROM main.addresses WHERE ip = ?");
     for (const row of expired) {
-      const r = rescoreAt(reportsOf.all(row.ip, cutoff), row, nowMs, scoring);
+      const r = rescoreAt([...reportsOf.all(row.ip, cutoff).map(scoredReportOf), ...listingReports(listed.listingsAround(parseIp(row.ip)))], row, nowMs, scoring);
       if (r === null) remove.run(row.ip);
       else update.run(r.score, r.total, r.verified, r.mask, r.lastCategory, r.firstSeen, r.lastSeen, r.scoredAt, r.ip);
     }
@@ -263,21 +277,18 @@ async function copyContent(db: Database, scoring: ScoringParameters, nowMs: numb
     index.upsert(parseIp(row.ip), recordOfRow(row));
     if (++addresses % BATCH_ROWS === 0) await tick();
   }
+  // Listed networks, and listed addresses nobody reported, answer offline as they do on the server.
+  const hasRow = db.prepare<{ one: number }, [string]>("SELECT 1 AS one FROM main.addresses WHERE ip = ?");
+  putListingsInto(index, listed, nowMs, scoring, (ip) => hasRow.get(ip) !== null);
+
   const insertBlob = db.prepare("INSERT INTO main.index_data (position, name, type, bytes) VALUES (?, ?, ?, ?)");
   indexBlobs(index).forEach((blob, position) => insertBlob.run(position, blob.name, blob.type, blob.bytes));
-
-  const copy = (columns: string, table: string, order: string) => db.prepare(`INSERT INTO main.${table} (${columns}) SELECT ${columns} FROM src.${table} ORDER BY ${order}`).run().changes;
-  // Allowlist notes and authors are left out: free text and user ids have no place in a file that travels.
-  const allowlist = copy("id, cidr, created_at", "allowlist", "id");
-  const threats = copy("id, kind, pattern_key, cidr, asn, category, ip_count, addresses, window_start, window_end, detected_at", "threats", "id");
-  const feeds = copy("name, category, severity, entry_count, updated_at", "feeds", "name");
-  const networks = copy("feed_name, cidr, ip_version, prefix_length, created_at", "feed_entries", "feed_name, cidr");
   return { addresses, allowlist, threats, feeds, networks, rangeTables: 0 };
 }
 
 /** The row as scoring gives it at `nowMs` from its counting reports; null when none counts any more. */
-function rescoreAt(reports: CountingReportRow[], row: AddressRow, nowMs: number, scoring: ScoringParameters): (AddressRow & { scoredAt: number }) | null {
-  const score = scoreReports(reports.map(scoredReportOf), nowMs, scoring);
+function rescoreAt(reports: ScoredReport[], row: AddressRow, nowMs: number, scoring: ScoringParameters): (AddressRow & { scoredAt: number }) | null {
+  const score = scoreReports(reports, nowMs, scoring);
   if (score.totalReports === 0) return null;
   return {
     ...row,

@@ -54,7 +54,7 @@ function columnOver(ctor: ColumnConstructor, bytes: Uint8Array): ColumnArray {
  * The index from its blobs, or null when they do not fit this build's index layout (the caller then rebuilds
  * from the rows). Throws on a damaged tree buffer or columns of the wrong size.
  */
-export function indexFromBlobs(blobs: readonly IndexBlob[], slots: number, thresholds: RiskThresholds): ReputationIndex | null {
+export function indexFromBlobs(blobs: readonly IndexBlob[], thresholds: RiskThresholds): ReputationIndex | null {
   const byName = new Map(blobs.map((b) => [b.name, b]));
   const probe = new ReputationIndex(undefined, 0).toParts().columns;
   const columns = {} as Record<CarriedColumn, ColumnArray>;
@@ -67,6 +67,8 @@ export function indexFromBlobs(blobs: readonly IndexBlob[], slots: number, thres
   const v4 = byName.get("v4");
   const v6 = byName.get("v6");
   if (v4?.type !== "radix4" || v6?.type !== "radix6") return null;
+  // Slots are the addresses and the listed networks: as many as each column holds (fromParts checks the trees agree).
+  const slots = columns.score.length;
   return ReputationIndex.fromParts({ v4: RadixTree4.deserialize(v4.bytes), v6: RadixTree6.deserialize(v6.bytes), slots, columns }, thresholds);
 }
 

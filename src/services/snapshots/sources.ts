@@ -26,6 +26,10 @@ import { createReputation, type GeoLookup, type Reputation } from "../lookups/re
 import { META, readMeta, SNAPSHOT_FORMAT_VERSION } from "./format";
 import { indexFromBlobs, indexFromRows, indexLayout, indexOfAddresses, type IndexBlob } from "./index-blobs";
 import { infoFromMeta, openSnapshotDatabase, type SnapshotInfo } from "./export";
+import { readListings } from "../../store/feeds";
+import { addressRowExists } from "../../store/address-rows";
+import { ListedNetworks } from "../feeds/listed-networks";
+import { putListingsInto } from "../feeds/listing-records";
 
 /** What lookups and blocklists read, from a snapshot or the data directory. */
 export interface LookupSource {
@@ -125,10 +129,18 @@ export function openSnapshot(file: string, options: OpenSnapshotOptions = {}): O
       index = indexOfAddresses(db, options.only, scoring.riskThresholds);
     } else if (meta.get(META.indexLayout) === indexLayout()) {
       const blobs = db.query("SELECT name, type, bytes FROM index_data ORDER BY position").all() as IndexBlob[];
-      index = indexFromBlobs(blobs, info.counts.addresses, scoring.riskThresholds);
+      index = indexFromBlobs(blobs, scoring.riskThresholds);
     }
     const indexPrebuilt = index !== null && options.only === undefined;
-    index ??= indexFromRows(db, scoring.riskThresholds);
+    const listings = readListings(db);
+    const listed = ListedNetworks.load(listings.feeds, listings.entries);
+    if (!indexPrebuilt) {
+      // The pre-built index carries the listings; one rebuilt from rows takes them now.
+      index ??= indexFromRows(db, scoring.riskThresholds);
+      const hasRow = db.prepare<{ one: number }, [string]>("SELECT 1 AS one FROM addresses WHERE ip = ?");
+      putListingsInto(index, listed, info.createdAtMs, scoring, (ip) => hasRow.get(ip) !== null);
+    }
+    if (index === null) throw new AppError("internal_error", "no index");
     const store = snapshotStore(db, file);
     const allowlist = snapshotAllowlist(db);
     const clock: Clock = { now: () => info.createdAtMs };
@@ -144,7 +156,7 @@ export function openSnapshot(file: string, options: OpenSnapshotOptions = {}): O
       return enrichment;
     };
     const geo: GeoLookup = { lookup: (ip: Ip) => loadEnrichment().lookup(ip) };
-    const reputation = createReputation({ index, geo, allowlist, store, clock, scorer: noScorer, params: scoring });
+    const reputation = createReputation({ index, geo, allowlist, store, clock, scorer: noScorer, params: scoring, networksAround: (ip) => listed.networksAround(ip) });
     return {
       description: `snapshot ${file}`,
       info,
@@ -187,9 +199,12 @@ export async function openDataDirectory(config: Config, options: { needGeo: bool
             throw new AppError("internal_error", "enrichment was not loaded for this command");
           },
         };
+    const listings = readListings(store.sqlite);
+    const listed = ListedNetworks.load(listings.feeds, listings.entries);
+    putListingsInto(index, listed, clock.now(), scoring, addressRowExists(store));
     // The server's scorer without its writes: the data directory is opened read-only.
-    const scorer = createAddressScorer(store, scoring, { persist: false });
-    const reputation = createReputation({ index, geo, allowlist, store, clock, scorer, params: scoring });
+    const scorer = createAddressScorer(store, scoring, { persist: false, listingsAround: (ip) => listed.listingsAround(ip) });
+    const reputation = createReputation({ index, geo, allowlist, store, clock, scorer, params: scoring, networksAround: (ip) => listed.networksAround(ip) });
     return { description: `data directory ${config.dataDir}`, info: null, store, scoring, index, allowlist, clock, geo, reputation, close: () => store.close() };
   } catch (error) {
     store.close();

@@ -1,0 +1,23 @@
+// The feeds feature on a data directory without a server (CLI `import blocklist`, `feed add|list|remove`): the
+// index built from the store (to find the reported addresses a change of listings rescores), the listings,
+// a scorer that sees them, and the feed services. A running server picks up what these commands commit.
+
+import { type Config, scoringParametersOf } from "../config";
+import type { Clock } from "../domain/clock";
+import { IndexSync } from "../services/changes/index-sync";
+import { FeedService } from "../services/feeds/feed-service";
+import { Feeds } from "../services/feeds/feeds";
+import { ListedNetworks } from "../services/feeds/listed-networks";
+import { createAddressScorer } from "../services/reports/scorer";
+import type { Store } from "../store/database";
+import { FeedTables } from "../store/feeds";
+
+export function createFeedServices(store: Store, config: Config, clock: Clock): Feeds {
+  const params = scoringParametersOf(config);
+  const tables = new FeedTables(store);
+  const listed = ListedNetworks.load(tables.list(), tables.everyEntry());
+  const scorer = createAddressScorer(store, params, { listingsAround: (ip) => listed.listingsAround(ip) });
+  const index = IndexSync.build(store, params.riskThresholds).index;
+  const service = new FeedService({ store, tables, listed, index, scorer, clock, params });
+  return new Feeds({ service, tables, clock });
+}

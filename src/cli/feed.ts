@@ -42,7 +42,8 @@ export const feedCommand: Command = {
     if (sub !== "add" && sub !== "list" && sub !== "remove" && sub !== "refresh") throw new AppError("bad_request", `feed takes add, list, remove or refresh\n\n${HELP}`);
     const wanted = sub === "list" ? 0 : 1;
     if (args.positionals.length !== wanted) throw new AppError("bad_request", `feed ${sub} takes ${wanted === 0 ? "no arguments" : "one NAME"}`);
-    const config = resolveConfig(args.flags);
+    // --schedule is the feed's own here, not a job schedule of the server's configuration.
+    const config = resolveConfig(new Map([...args.flags].filter(([name]) => name === "--data-dir" || SCORING_FLAGS.includes(name))));
     const store = openStore(config.dataDir, { sync: config.syncMode });
     try {
       const feeds = createFeedServices(store, config, systemClock);

@@ -9,6 +9,7 @@ import { ApiKeys } from "../../src/services/accounts/api-keys";
 import { openStore, type Store } from "../../src/store/database";
 import { createHarness, type Harness } from "../support/harness";
 import { addUser } from "../support/accounts";
+import { createFeedServices } from "../../src/app/feed-services";
 
 let h: Harness;
 let cli: Store;
@@ -57,6 +58,23 @@ describe("changes by another connection (the CLI) reach the server within 2 s", 
 
     accounts.update(user.id, { disabled: true });
     await within2s(async () => (await whoami(second)).status === 401);
+  });
+
+  test("a blocklist imported by the CLI is listed, and its removal there takes effect", async () => {
+    const { key } = await addUser(h, { email: "feeds-reader@example.com", tier: "enterprise" });
+    const detail = async (ip: string) => (await (await h.call("GET", `/v1/ip/${ip}`, { headers: { "x-api-key": key } })).json()) as { networks: unknown[]; reputationScore: number };
+    // A reported address inside the network: the CLI's import rescores its row, the server follows the row too.
+    const reporter = await addUser(h, { email: "feeds-reporter@example.com" });
+    expect((await h.call("POST", "/v1/ip/report", { headers: reporter.jwt, json: { ipAddress: "192.0.2.50", category: "SSH", description: "x", severity: 3 } })).status).toBe(201);
+    // The CLI process on the same clock as the server, so both score the report at the same age.
+    const cliFeeds = createFeedServices(cli, h.services.config, h.clock);
+    cliFeeds.importText("cli-feed", "192.0.2.0/24\n", { category: "SPAM", severity: 4, replace: true });
+    await within2s(async () => (await detail("192.0.2.9")).networks.length === 1);
+    expect((await detail("192.0.2.9")).reputationScore).toBe(37);
+    await within2s(async () => (await detail("192.0.2.50")).reputationScore === 25);
+    cliFeeds.remove("cli-feed");
+    await within2s(async () => (await detail("192.0.2.9")).networks.length === 0);
+    await within2s(async () => (await detail("192.0.2.50")).reputationScore === 67);
   });
 
   test("the server's own writes do not look like external changes", async () => {

@@ -5,6 +5,7 @@
 
 import type { Cidr, Ip, Ipv6 } from "../domain/ip";
 import { riskCodeOfScore, type RiskThresholds, DEFAULT_RISK_THRESHOLDS } from "../domain/risk";
+import { NetworkIntervals4 } from "./network-intervals";
 import { NOT_FOUND } from "./radix-common";
 import { RadixTree4 } from "./radix4";
 import { RadixTree6 } from "./radix6";
@@ -111,18 +112,24 @@ export class ReputationIndex {
 
   /** Listed networks (contract 12) in the trees: entries shorter than /32 or /128. */
   networkCount = 0;
+  /** The IPv4 networks flattened for lookups; null until the first lookup after they changed. */
+  private intervals4: NetworkIntervals4 | null = null;
 
   /**
    * The slot that answers for an address: its own entry, else the narrowest listed network around it, else -1
    * (NOT_FOUND). With no networks listed this is exactly `slotOf`.
    */
   answerSlotOf(ip: Ip): number {
-    if (this.networkCount === 0) return this.slotOf(ip);
-    return ip.version === 4 ? this.v4.longestMatch(ip.value) : this.v6.longestMatch(ip.words);
+    if (ip.version === 4) return this.answerSlotOfV4(ip.value);
+    const own = this.v6.get(ip.words);
+    return own !== NOT_FOUND || this.networkCount === 0 ? own : this.v6.longestMatch(ip.words);
   }
 
   answerSlotOfV4(value: number): number {
-    return this.networkCount === 0 ? this.v4.get(value) : this.v4.longestMatch(value);
+    const own = this.v4.get(value);
+    if (own !== NOT_FOUND || this.networkCount === 0 || value < 0) return own;
+    this.intervals4 ??= NetworkIntervals4.fromTree(this.v4);
+    return this.intervals4.lookup(value);
   }
 
   /** The slot of an address's own entry, or -1 (NOT_FOUND) when it has no counting reports. */
@@ -198,6 +205,7 @@ export class ReputationIndex {
       if (ip.version === 4) this.v4.set(ip.value, cidr.prefixLength, slot);
       else this.v6.set(ip.words, cidr.prefixLength, slot);
       this.networkCount++;
+      if (ip.version === 4) this.intervals4 = null;
     } else if (sameRecord(this.record(slot), record)) {
       return;
     }
@@ -212,6 +220,7 @@ export class ReputationIndex {
     if (slot === NOT_FOUND) return false;
     if (ip.version === 4) this.v4.delete(ip.value, cidr.prefixLength);
     else this.v6.delete(ip.words, cidr.prefixLength);
+    if (ip.version === 4) this.intervals4 = null;
     this.freeSlots.push(slot);
     this.networkCount--;
     this.generation++;

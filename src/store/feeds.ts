@@ -112,7 +112,9 @@ export class FeedTables {
     const kept = new Map<string, number>();
     for (const row of this.entriesOf.all(name)) kept.set(row.cidr, row.createdAt);
     if (replace) this.deleteEntries.run(name);
-    for (const cidr of entries) this.insertEntry.run(name, cidr.text, cidr.version, cidr.prefixLength, kept.get(cidr.text) ?? nowMs);
+    // In key order: the unique index on (feed, cidr) then grows at its end instead of at random pages.
+    const ordered = entries.slice().sort((a, b) => (a.text < b.text ? -1 : a.text > b.text ? 1 : 0));
+    for (const cidr of ordered) this.insertEntry.run(name, cidr.text, cidr.version, cidr.prefixLength, kept.get(cidr.text) ?? nowMs);
     if (!replace) return new Set([...kept.keys(), ...entries.map((c) => c.text)]).size;
     return new Set(entries.map((c) => c.text)).size;
   }

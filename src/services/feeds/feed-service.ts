@@ -13,6 +13,7 @@ import { type FeedList, type FeedListError, parseFeedList } from "../../domain/f
 import { type Cidr, type Ip, formatIpv4, ipFromWords, ipv4FromNumber } from "../../domain/ip";
 import type { ScoringParameters, Severity } from "../../domain/scoring";
 import type { AddressRecord, ReputationIndex } from "../../index/reputation-index";
+import { NOT_FOUND } from "../../index/radix-common";
 import { addressRowExists } from "../../store/address-rows";
 import { inTransaction, type Store } from "../../store/database";
 import type { FeedRow, FeedTables } from "../../store/feeds";
@@ -74,13 +75,14 @@ export class FeedService {
 
   /** Makes a parsed list the feed's entries (replace) or adds them. A replace with nothing parsed is refused. */
   importList(name: string, list: FeedList, options: FeedImportOptions): FeedImportResult {
-    const { tables, listed, clock, scorer } = this.deps;
+    const { tables, listed, clock } = this.deps;
     if (list.entries.length === 0 && options.replace) {
       throw new AppError("bad_request", `The list has no valid entries (${list.badLines} bad lines): a replace would empty feed ${name}, so nothing was changed`);
     }
     const now = clock.now();
     const previous = tables.get(name);
     const changed = listed.setFeed(name, { category: options.category, severity: options.severity, updatedAt: now }, list.entries, options.replace);
+    const candidates = this.addressesWithin(changed);
     const rescored = new Map<string, { ip: Ip; record: AddressRecord | null }>();
     let entries = 0;
     try {
@@ -89,35 +91,36 @@ export class FeedService {
         tables.save(feedRowOf(name, options, previous, now, 0, list.badLines));
         entries = tables.writeEntries(name, list.entries, now, options.replace);
         tables.save(feedRowOf(name, options, previous, now, entries, list.badLines));
-        for (const ip of this.addressesWithin(changed)) if (this.hasRow(ip.text)) rescored.set(ip.text, { ip, record: scorer.rescore(ip, now) });
+        this.rescoreRows(candidates, now, rescored);
       });
     } catch (error) {
       this.reload();
       throw error;
     }
     this.storeVersion = tables.version();
-    this.applyToIndex(changed, rescored, now);
+    this.applyToIndex(changed, candidates, rescored, now);
     return { feed: name, imported: list.entries.length, entries, lines: list.lines, badLines: list.badLines, errors: list.errors, rescored: rescored.size };
   }
 
   /** Removes a feed and its listings. */
   remove(name: string): void {
-    const { tables, listed, clock, scorer } = this.deps;
+    const { tables, listed, clock } = this.deps;
     if (tables.get(name) === null) throw notFound(`No feed named ${name}`);
     const now = clock.now();
     const changed = listed.removeFeed(name);
+    const candidates = this.addressesWithin(changed);
     const rescored = new Map<string, { ip: Ip; record: AddressRecord | null }>();
     try {
       inTransaction(this.deps.store, () => {
         tables.remove(name);
-        for (const ip of this.addressesWithin(changed)) if (this.hasRow(ip.text)) rescored.set(ip.text, { ip, record: scorer.rescore(ip, now) });
+        this.rescoreRows(candidates, now, rescored);
       });
     } catch (error) {
       this.reload();
       throw error;
     }
     this.storeVersion = tables.version();
-    this.applyToIndex(changed, rescored, now);
+    this.applyToIndex(changed, candidates, rescored, now);
   }
 
   /**
@@ -134,7 +137,8 @@ export class FeedService {
     const changed = new Map<string, Cidr>();
     for (const c of before) changed.set(c.text, c);
     for (const c of this.deps.listed.cidrs()) changed.set(c.text, c);
-    this.applyToIndex([...changed.values()], new Map(), this.deps.clock.now());
+    const cidrs = [...changed.values()];
+    this.applyToIndex(cidrs, this.addressesWithin(cidrs), null, this.deps.clock.now());
     return true;
   }
 
@@ -150,6 +154,17 @@ export class FeedService {
     // Same object for everyone holding it (scorer, reputation): move the fresh state in.
     for (const name of [...listed.feeds.keys()]) listed.removeFeed(name);
     for (const [name, settings] of fresh.feeds) listed.setFeed(name, settings, fresh.cidrsOf(name), true);
+  }
+
+  /**
+   * Rescores, inside the caller's transaction, the candidates that have an `addresses` row. Every address with a
+   * row is in the index, so only candidates found there are looked up in the store.
+   */
+  private rescoreRows(candidates: readonly Ip[], now: number, out: Map<string, { ip: Ip; record: AddressRecord | null }>): void {
+    const { index, scorer } = this.deps;
+    for (const ip of candidates) {
+      if (index.slotOf(ip) !== NOT_FOUND && this.hasRow(ip.text)) out.set(ip.text, { ip, record: scorer.rescore(ip, now) });
+    }
   }
 
   /** The index's own address entries inside the changed CIDRs, and the changed single addresses themselves. */
@@ -174,11 +189,26 @@ export class FeedService {
     return [...out.values()];
   }
 
-  private applyToIndex(changed: readonly Cidr[], rescored: Map<string, { ip: Ip; record: AddressRecord | null }>, now: number): void {
+  /**
+   * Brings the index in line after the listings changed: every listed network's record (a change to one changes
+   * those inside it), then the candidates: rescored ones from their rows, listed ones without a row from their
+   * listings, others out. `rescored` is null after another process's change: candidates with a row are then left
+   * to the address change log, which brings that process's rescoring.
+   */
+  private applyToIndex(changed: readonly Cidr[], candidates: readonly Ip[], rescored: Map<string, { ip: Ip; record: AddressRecord | null }> | null, now: number): void {
     const { index, listed, params } = this.deps;
-    const recordOf = (key: Ip | Cidr) => listingRecord(listed, key, now, params);
-    // Networks: a change to one changes the records of those inside it, so every listed network is looked at.
     for (const cidr of changed) if (!isFullLength(cidr) && !listed.has(cidr)) index.removeNetwork(cidr);
+    // Entries listed by the same feeds share a record: computed once per set of feeds.
+    const byFeeds = new Map<string, AddressRecord | null>();
+    const recordOf = (key: Ip | Cidr) => {
+      const feeds = listed.feedsAround(key);
+      let record = byFeeds.get(feeds);
+      if (record === undefined) {
+        record = listingRecord(listed, key, now, params);
+        byFeeds.set(feeds, record);
+      }
+      return record;
+    };
     if (changed.some((c) => !isFullLength(c))) {
       for (const cidr of listed.cidrs()) {
         if (isFullLength(cidr)) continue;
@@ -186,18 +216,21 @@ export class FeedService {
         if (record) index.upsertNetwork(cidr, record);
       }
     }
-    // Addresses: scored ones from their rows; listed ones without reports from their listings alone.
-    for (const ip of this.addressesWithin(changed)) {
-      const done = rescored.get(ip.text);
+    for (const ip of candidates) {
+      const done = rescored?.get(ip.text);
       if (done) {
         if (done.record) index.upsert(ip, done.record);
         else index.remove(ip);
         continue;
       }
-      if (this.hasRow(ip.text)) continue;
-      const record = listed.has(fullCidrOf(ip)) ? recordOf(ip) : null;
+      const inIndex = index.slotOf(ip) !== NOT_FOUND;
+      if (rescored === null && inIndex && this.hasRow(ip.text)) continue;
+      if (!listed.has(fullCidrOf(ip))) {
+        if (inIndex) index.remove(ip);
+        continue;
+      }
+      const record = recordOf(ip);
       if (record) index.upsertIfChanged(ip, record);
-      else index.remove(ip);
     }
   }
 }

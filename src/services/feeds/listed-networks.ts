@@ -112,6 +112,13 @@ export class ListedNetworks {
     return out;
   }
 
+  /** The names of the feeds listing something around `key`, as one string: equal strings, equal listings. */
+  feedsAround(key: Ip | Cidr): string {
+    let out = "";
+    for (const id of this.enclosingIds(key)) out += `${(this.entries[id] as ListedEntry).feeds.join(",")};`;
+    return out;
+  }
+
   /** `networks[]` of the detail record of `ip`: each listing around it, widest network first. */
   networksAround(ip: Ip): NetworkView[] {
     if (this.idOf.size === 0) return [];

@@ -3,8 +3,7 @@
 // ipset script through `ipset restore` when those tools can run here, and always through a model of their
 // grammar (the statements this product writes) that also computes what the sets end up holding.
 
-import { describe, expect, test } from "bun:test";
-import { spawnSync } from "node:child_process";
+import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -23,6 +22,7 @@ import { BLOCKLIST_FORMATS, type BlocklistFormat, blocklistFilters, filtersKey, 
 import { maskOf } from "../../../src/domain/categories";
 import { AppError } from "../../../src/domain/errors";
 import { formatIpv4, formatIpv6, parseCidr, parseIp, type Ipv6 } from "../../../src/domain/ip";
+import { NetworkNamespace, toolRunsIn } from "../../support/netns";
 import { rng } from "../../support/random";
 
 const T1 = Date.parse("2026-11-20T10:00:00.000Z");
@@ -295,16 +295,12 @@ describe("cidr aggregation is exact", () => {
 const scratch = mkdtempSync(join(tmpdir(), "abuse-intel-blocklist-"));
 process.on("exit", () => rmSync(scratch, { recursive: true, force: true }));
 
-function runsHere(command: string, args: string[], input?: string): boolean {
-  const file = join(scratch, "probe");
-  if (input !== undefined) writeFileSync(file, input);
-  const r = spawnSync(command, input !== undefined ? [...args, file] : args, { encoding: "utf8" });
-  return !r.error && r.status === 0;
-}
-const NFT = runsHere("nft", ["-c", "-f"], "add table inet abuse_intel_probe\n");
-const IPSET = runsHere("ipset", ["list", "-n"]);
-if (!NFT) console.warn("nft -c cannot run here (not installed or no netlink): the nft script is checked by its grammar only");
-if (!IPSET) console.warn("ipset cannot run here (not installed or no kernel module): the ipset script is checked by its grammar only");
+// Both tools run in a network namespace of this file's own: an ipset restore never lands in the host's sets.
+const firewall = NetworkNamespace.create("formats");
+afterAll(() => firewall?.destroy());
+writeFileSync(join(scratch, "probe"), "add table inet abuse_intel_probe\n");
+const NFT = toolRunsIn(firewall, "nft", ["-c", "-f", join(scratch, "probe")], "nft -c on the nft script");
+const IPSET = toolRunsIn(firewall, "ipset", ["list", "-n"], "ipset restore of the ipset script");
 
 /** An IPv6 prefix or address as [first, last] BigInts; IPv4 as numbers in BigInt. */
 function interval(element: string, family: 4 | 6): [bigint, bigint] {
@@ -402,7 +398,7 @@ function ipsetModel(script: string): Map<string, string[]> {
 function nftAccepts(script: string): { ok: boolean; stderr: string } {
   const file = join(scratch, "list.nft");
   writeFileSync(file, script);
-  const r = spawnSync("nft", ["-c", "-f", file], { encoding: "utf8" });
+  const r = firewall!.run("nft", ["-c", "-f", file]);
   return { ok: r.status === 0, stderr: r.stderr };
 }
 
@@ -414,18 +410,18 @@ function ipsetLoads(script: string): Map<string, string[]> {
   const file = join(scratch, "list.ipset");
   writeFileSync(file, renamed);
   try {
-    const r = spawnSync("ipset", ["restore", "-file", file], { encoding: "utf8" });
+    const r = firewall!.run("ipset", ["restore", "-file", file]);
     if (r.status !== 0) throw new Error(`ipset restore failed: ${r.stderr}`);
     const out = new Map<string, string[]>();
     for (const name of names) {
-      const list = spawnSync("ipset", ["list", name], { encoding: "utf8" });
+      const list = firewall!.run("ipset", ["list", name]);
       if (list.status !== 0) continue;
       const members = list.stdout.split("Members:\n")[1].split("\n").filter(Boolean);
       out.set(name.replace(`ai${tag}_`, "abuse_intel_"), members);
     }
     return out;
   } finally {
-    for (const name of names) spawnSync("ipset", ["destroy", name]);
+    for (const name of names) firewall!.run("ipset", ["destroy", name]);
   }
 }
 

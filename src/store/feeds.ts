@@ -40,6 +40,8 @@ export class FeedTables {
   private readonly insertEntry;
   private readonly entriesOf;
   private readonly deleteEntries;
+  private readonly deleteEntry;
+  private readonly entryTexts;
   private readonly deleteFeed;
   private readonly allEntries;
   private readonly setStatus;
@@ -62,6 +64,8 @@ export class FeedTables {
     );
     this.entriesOf = db.prepare<FeedEntryRow, [string]>(`SELECT feed_name AS feedName, cidr, created_at AS createdAt FROM feed_entries WHERE feed_name = ?`);
     this.deleteEntries = db.prepare<unknown, [string]>(`DELETE FROM feed_entries WHERE feed_name = ?`);
+    this.deleteEntry = db.prepare<unknown, [string, string]>(`DELETE FROM feed_entries WHERE feed_name = ? AND cidr = ?`);
+    this.entryTexts = db.prepare<{ cidr: string }, [string]>(`SELECT cidr FROM feed_entries WHERE feed_name = ?`);
     this.deleteFeed = db.prepare<unknown, [string]>(`DELETE FROM feeds WHERE name = ?`);
     this.allEntries = db.prepare<FeedEntryRow, []>(`SELECT feed_name AS feedName, cidr, created_at AS createdAt FROM feed_entries`);
     this.setStatus = db.prepare(
@@ -105,18 +109,31 @@ export class FeedTables {
   }
 
   /**
-   * Makes `entries` the feed's list (replace) or adds them to it; an entry already listed keeps its first-listed
-   * time. Call inside a transaction. Returns how many entries the feed lists afterwards.
+   * Makes `entries` (distinct) the feed's list (replace) or adds them to it; an entry already listed keeps its
+   * first-listed time. Call inside a transaction. Returns how many entries the feed lists afterwards.
    */
   writeEntries(name: string, entries: readonly Cidr[], nowMs: number, replace: boolean): number {
-    const kept = new Map<string, number>();
-    for (const row of this.entriesOf.all(name)) kept.set(row.cidr, row.createdAt);
-    if (replace) this.deleteEntries.run(name);
-    // In key order: the unique index on (feed, cidr) then grows at its end instead of at random pages.
-    const ordered = entries.slice().sort((a, b) => (a.text < b.text ? -1 : a.text > b.text ? 1 : 0));
-    for (const cidr of ordered) this.insertEntry.run(name, cidr.text, cidr.version, cidr.prefixLength, kept.get(cidr.text) ?? nowMs);
-    if (!replace) return new Set([...kept.keys(), ...entries.map((c) => c.text)]).size;
-    return new Set(entries.map((c) => c.text)).size;
+    const listed = new Set<string>();
+    for (const row of this.entryTexts.all(name)) listed.add(row.cidr);
+    // In key order: the unique index on (feed, cidr) then grows at its end instead of at random pages. The texts
+    // sort natively (a comparator function costs seconds on a million); version and length come back from the text.
+    const ordered = entries.map((c) => c.text).sort();
+    // Only the difference is written: a refresh that changes nothing writes nothing, and an entry already listed
+    // keeps its first-listed time.
+    if (replace) {
+      const wanted = new Set(ordered);
+      for (const text of listed) if (!wanted.has(text)) this.deleteEntry.run(name, text);
+    }
+    let added = 0;
+    for (const text of ordered) {
+      if (listed.has(text)) continue;
+      const slash = text.indexOf("/");
+      const version = text.includes(":") ? 6 : 4;
+      const prefixLength = slash < 0 ? (version === 4 ? 32 : 128) : Number(text.slice(slash + 1));
+      this.insertEntry.run(name, text, version, prefixLength, nowMs);
+      added++;
+    }
+    return replace ? ordered.length : listed.size + added;
   }
 
   /** Removes a feed and its entries. Call inside a transaction. */

@@ -225,7 +225,7 @@ export class FeedService {
       }
       const inIndex = index.slotOf(ip) !== NOT_FOUND;
       if (rescored === null && inIndex && this.hasRow(ip.text)) continue;
-      if (!listed.has(fullCidrOf(ip))) {
+      if (!listed.listsAddress(ip)) {
         if (inIndex) index.remove(ip);
         continue;
       }
@@ -233,11 +233,6 @@ export class FeedService {
       if (record) index.upsertIfChanged(ip, record);
     }
   }
-}
-
-function fullCidrOf(ip: Ip): Cidr {
-  const prefixLength = ip.version === 4 ? 32 : 128;
-  return { version: ip.version, network: ip, prefixLength, text: `${ip.text}/${prefixLength}` };
 }
 
 function feedRowOf(name: string, options: FeedImportOptions, previous: FeedRow | null, now: number, entryCount: number, badLines: number) {

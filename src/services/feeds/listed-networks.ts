@@ -6,7 +6,7 @@ import type { Category } from "../../domain/categories";
 import type { Listing } from "../../domain/feeds";
 import { type Cidr, type Ip, tryParseCidr } from "../../domain/ip";
 import type { Severity } from "../../domain/scoring";
-import { IpRadixTree } from "../../index/radix";
+import { IpRadixTree, NOT_FOUND } from "../../index/radix";
 import type { FeedEntryRow, FeedRow } from "../../store/feeds";
 
 export interface FeedSettings {
@@ -63,26 +63,28 @@ export class ListedNetworks {
     return out;
   }
 
-  /** Makes the feed list exactly `cidrs` (replace) or adds them; returns the CIDRs whose listings changed. */
+  /** Makes the feed list exactly `cidrs` (distinct) or adds them; returns the CIDRs whose listings changed. */
   setFeed(feed: string, settings: FeedSettings, cidrs: readonly Cidr[], replace: boolean): Cidr[] {
     const before = this.feeds.get(feed);
     this.feeds.set(feed, settings);
-    const changed = new Map<string, Cidr>();
-    const wanted = new Set(cidrs.map((c) => c.text));
+    const dropped: Cidr[] = [];
     if (replace) {
+      const wanted = new Set(cidrs.map((c) => c.text));
       for (const cidr of this.cidrsOf(feed)) {
         if (!wanted.has(cidr.text)) {
           this.drop(feed, cidr);
-          changed.set(cidr.text, cidr);
+          dropped.push(cidr);
         }
       }
     }
-    for (const cidr of cidrs) if (this.add(feed, cidr)) changed.set(cidr.text, cidr);
-    // New settings (severity, category, time) change every listing of the feed.
+    // New settings (severity, category, time: every import) change every listing of the feed.
     if (!before || before.category !== settings.category || before.severity !== settings.severity || before.updatedAt !== settings.updatedAt) {
-      for (const cidr of this.cidrsOf(feed)) changed.set(cidr.text, cidr);
+      for (const cidr of cidrs) this.add(feed, cidr);
+      return [...dropped, ...this.cidrsOf(feed)];
     }
-    return [...changed.values()];
+    const changed = dropped;
+    for (const cidr of cidrs) if (this.add(feed, cidr)) changed.push(cidr);
+    return changed;
   }
 
   /** Forgets a feed; returns the CIDRs it listed. */
@@ -96,6 +98,11 @@ export class ListedNetworks {
   /** Whether anything is listed at exactly this CIDR. */
   has(cidr: Cidr): boolean {
     return this.idOf.has(cidr.text);
+  }
+
+  /** Whether this single address is listed (as a /32 or /128) by some feed: a tree lookup, no string built. */
+  listsAddress(ip: Ip): boolean {
+    return this.tree.get(ip) !== NOT_FOUND;
   }
 
   /** The listings of every entry containing `key` (an address, or a network: entries at least as wide), widest first. */

@@ -58,7 +58,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   const accounts = new Accounts(store, clock);
   const apiKeys = new ApiKeys(store, clock);
   const loginThrottle = new LoginThrottle(store, clock);
-  const credentials = new Credentials({ accounts, apiKeys, loginThrottle, clock }, loadJwtSecret(config.jwtSecret, config.dataDir), config.jwtTtlSeconds);
+  const credentials = new Credentials({ accounts, apiKeys, loginThrottle, clock, catchUp: () => changes.poll() }, loadJwtSecret(config.jwtSecret, config.dataDir), config.jwtTtlSeconds);
   const refreshCredentials = () => credentials.refresh();
   accounts.onChange(refreshCredentials);
   apiKeys.onChange(refreshCredentials);

@@ -112,12 +112,12 @@ describe("POST /v1/ip/bulk (5.9)", () => {
   const bulk = (json: unknown) => h.call("POST", "/v1/ip/bulk", { headers: reporter.apiKey, json });
 
   test("results in request order with duplicates kept; invalid entries listed, not failing", async () => {
-    const res = await bulk({ ips: ["203.0.113.7", "8.8.8.8", "bogus", "203.0.113.7", 5] });
+    const res = await bulk({ ips: ["203.0.113.7", "8.8.8.8", "bogus", "203.0.113.7", "1.2.3"] });
     expect(res.status).toBe(200);
     const body = await bodyOf(res);
     expect(body.data.results.map((r: { ipAddress: string }) => r.ipAddress)).toEqual(["203.0.113.7", "8.8.8.8", "203.0.113.7"]);
     expect(body.data.results[0]).toMatchObject({ reputationScore: 51, totalReports: 1 });
-    expect(body.data.invalid.map((i: { input: unknown }) => i.input)).toEqual(["bogus", 5]);
+    expect(body.data.invalid.map((i: { input: unknown }) => i.input)).toEqual(["bogus", "1.2.3"]);
     expect(typeof body.data.invalid[0].error).toBe("string");
   });
 
@@ -125,6 +125,21 @@ describe("POST /v1/ip/bulk (5.9)", () => {
     const res = await bulk(json);
     expect(res.status).toBe(400);
     expect((await bodyOf(res)).code).toBe("validation_failed");
+  });
+
+  // 5.9: 1..100 strings. A non-string is a bad request, not an invalid address (issue 18).
+  test.each([
+    [{ ips: ["10.8.0.1", 42] }, "ips[1]"],
+    [{ ips: [null] }, "ips[0]"],
+    [{ ips: ["10.8.0.1", "10.8.0.2", ["10.8.0.3"]] }, "ips[2]"],
+    [{ ips: [{ ip: "10.8.0.1" }] }, "ips[0]"],
+    [{ ips: [true] }, "ips[0]"],
+  ])("%j is 400 naming %s", async (json, field) => {
+    const res = await bulk(json);
+    expect(res.status).toBe(400);
+    const body = await bodyOf(res);
+    expect(body).toMatchObject({ success: false, code: "validation_failed" });
+    expect(body.details).toEqual([{ field, message: "must be a string" }]);
   });
 
   test("exactly 100 is accepted", async () => {

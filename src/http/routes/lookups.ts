@@ -25,10 +25,17 @@ export function pathAddress(raw: string | null | undefined): Ip {
 /**
  * The addresses of a bulk check's parsed body: BulkInputs already when the body parser read the common form
  * (see bulk-inputs.ts), else the `ips` array of the parsed JSON. Throws 400 validation_failed unless there are
- * 1 to 100.
+ * 1 to 100 strings.
  */
 export function bulkInputsOf(body: unknown): BulkInputs {
   const ips = body instanceof BulkInputs ? body : (body as { ips?: unknown } | undefined)?.ips;
+  // `invalid` is for address strings that are not addresses; anything but a string breaks the contract (5.9).
+  const notString = Array.isArray(ips) ? ips.findIndex((v) => typeof v !== "string") : -1;
+  if (notString >= 0) {
+    throw new AppError("validation_failed", `ips must be an array of 1 to ${BULK_LIMIT} strings: ips[${notString}] is ${jsonTypeOf(ips[notString])}`, {
+      details: [{ field: `ips[${notString}]`, message: "must be a string" }],
+    });
+  }
   const inputs = Array.isArray(ips) ? BulkInputs.of(ips) : ips;
   if (!(inputs instanceof BulkInputs) || inputs.count === 0 || inputs.count > BULK_LIMIT) {
     throw new AppError("validation_failed", `ips must be an array of 1 to ${BULK_LIMIT} addresses`, {
@@ -36,6 +43,10 @@ export function bulkInputsOf(body: unknown): BulkInputs {
     });
   }
   return inputs;
+}
+
+function jsonTypeOf(value: unknown): string {
+  return value === null ? "null" : Array.isArray(value) ? "an array" : typeof value === "object" ? "an object" : `a ${typeof value}`;
 }
 
 function safeDecode(raw: string): string {

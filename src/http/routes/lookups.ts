@@ -32,7 +32,7 @@ export function bulkInputsOf(body: unknown): BulkInputs {
   // `invalid` is for address strings that are not addresses; anything but a string breaks the contract (5.9).
   const notString = Array.isArray(ips) ? ips.findIndex((v) => typeof v !== "string") : -1;
   if (notString >= 0) {
-    throw new AppError("validation_failed", `ips must be an array of 1 to ${BULK_LIMIT} strings: ips[${notString}] is ${jsonTypeOf(ips[notString])}`, {
+    throw new AppError("validation_failed", `ips must be an array of 1 to ${BULK_LIMIT} strings: ips[${notString}] is ${jsonTypeOf((ips as unknown[])[notString])}`, {
       details: [{ field: `ips[${notString}]`, message: "must be a string" }],
     });
   }

@@ -60,12 +60,13 @@ export interface ReportServiceDeps {
 
 interface Queued {
   reporterId: number;
-  input: ReportInput;
+  /** One report, or several about the same address (an /api/v2 report with several categories): one duplicate check. */
+  inputs: readonly ReportInput[];
   source: ReportSource;
   atMs: number;
   /** performance.now() of the first write attempt that found the database busy, else null. */
   busySince: number | null;
-  resolve(accepted: ReportAccepted): void;
+  resolve(accepted: ReportAccepted[]): void;
   reject(error: unknown): void;
 }
 
@@ -136,19 +137,30 @@ export class ReportService {
    * minutes ago (by the injected clock), earlier reports of the same batch included.
    */
   submit(reporterId: number, input: ReportInput, options: SubmitOptions = {}): Promise<ReportAccepted> {
-    return new Promise<ReportAccepted>((resolve, reject) => {
-      this.queue.push({ reporterId, input, source: options.source ?? "api", atMs: Math.trunc(this.clock.now()), busySince: null, resolve, reject });
-      if (this.busyRetry !== null) return;
-      if (this.queue.length >= this.maxBatch) {
+    return new Promise<ReportAccepted>((resolve, reject) => this.enqueue(reporterId, [input], options, (accepted) => resolve(accepted[0]), reject));
+  }
+
+  /**
+   * Several reports by one reporter about ONE address, as one submission (an AbuseIPDB report listing several
+   * categories): refused whole as a duplicate, or all written in the same transaction.
+   */
+  submitAll(reporterId: number, inputs: readonly ReportInput[], options: SubmitOptions = {}): Promise<ReportAccepted[]> {
+    if (inputs.length === 0 || inputs.some((i) => i.ip.text !== inputs[0].ip.text)) throw new Error("submitAll takes one or more reports about one address");
+    return new Promise<ReportAccepted[]>((resolve, reject) => this.enqueue(reporterId, inputs, options, resolve, reject));
+  }
+
+  private enqueue(reporterId: number, inputs: readonly ReportInput[], options: SubmitOptions, resolve: (a: ReportAccepted[]) => void, reject: (e: unknown) => void): void {
+    this.queue.push({ reporterId, inputs, source: options.source ?? "api", atMs: Math.trunc(this.clock.now()), busySince: null, resolve, reject });
+    if (this.busyRetry !== null) return;
+    if (this.queue.length >= this.maxBatch) {
+      this.flush();
+    } else if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => {
+        this.flushScheduled = false;
         this.flush();
-      } else if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(() => {
-          this.flushScheduled = false;
-          this.flush();
-        });
-      }
-    });
+      });
+    }
   }
 
   /**
@@ -165,7 +177,7 @@ export class ReportService {
     const batch = this.queue;
     if (batch.length === 0) return;
     this.queue = [];
-    const outcomes: (ReportAccepted | unknown)[] = new Array(batch.length);
+    const outcomes: (ReportAccepted[] | unknown)[] = new Array(batch.length);
     const ok: boolean[] = new Array(batch.length).fill(false);
     const changes = new AddressChanges();
     try {
@@ -173,9 +185,9 @@ export class ReportService {
         const written: Written[] = [];
         for (let i = 0; i < batch.length; i++) {
           try {
-            const w = this.write(batch[i]);
-            written.push(w);
-            outcomes[i] = w.accepted;
+            const ws = this.write(batch[i]);
+            for (const w of ws) written.push(w);
+            outcomes[i] = ws.map((w) => w.accepted);
             ok[i] = true;
           } catch (error) {
             outcomes[i] = error;
@@ -212,7 +224,7 @@ export class ReportService {
       console.error("after committing reports:", error);
     }
     for (let i = 0; i < batch.length; i++) {
-      if (ok[i]) batch[i].resolve(outcomes[i] as ReportAccepted);
+      if (ok[i]) batch[i].resolve(outcomes[i] as ReportAccepted[]);
       else batch[i].reject(outcomes[i]);
     }
   }
@@ -221,43 +233,51 @@ export class ReportService {
    * One report inside the batch's transaction: the report, its first transition and its credit. Throws without
    * writing anything when it is refused. The address is rescored once per batch, afterwards.
    */
-  private write(q: Queued): Written {
-    const { input, reporterId, atMs } = q;
-    const ip = input.ip;
+  private write(q: Queued): Written[] {
+    const { inputs, reporterId, atMs } = q;
+    const ip = inputs[0].ip;
     const last = this.stmt.lastReportAt.get(reporterId, ip.text, atMs - DUPLICATE_WINDOW_MS)?.last ?? null;
     if (last !== null) throw duplicateReport(ip, last + DUPLICATE_WINDOW_MS - atMs);
 
     this.stmt.savepoint.run();
     try {
-      const reportId = Number(
-        this.stmt.insertReport.run(ip.text, ip.version, reporterId, input.category, input.severity, input.description, input.evidence, q.source, atMs, atMs)
-          .lastInsertRowid,
-      );
-      this.stmt.insertTransition.run(reportId, atMs, reporterId, q.source);
-      const creditBalance = this.ledger.record(reporterId, CREDITS_FOR_ACCEPTED_REPORT, "report_accepted", reportId, atMs, { accepted: 1 });
+      const written = inputs.map((input) => this.writeOne(q, input));
       this.stmt.release.run();
-      return {
-        ip,
-        reporterId,
-        reportId,
-        category: input.category,
-        atMs,
-        accepted: {
-          reportId: String(reportId),
-          ipAddress: ip.text,
-          category: input.category,
-          severity: input.severity,
-          status: "pending",
-          createdAt: isoTime(atMs),
-          creditsEarned: CREDITS_FOR_ACCEPTED_REPORT,
-          creditBalance,
-        },
-      };
+      return written;
     } catch (error) {
       this.stmt.rollbackTo.run();
       this.stmt.release.run();
       throw error;
     }
+  }
+
+  /** The report, its first transition and its credit; inside write()'s savepoint. */
+  private writeOne(q: Queued, input: ReportInput): Written {
+    const { reporterId, atMs } = q;
+    const ip = input.ip;
+    const reportId = Number(
+      this.stmt.insertReport.run(ip.text, ip.version, reporterId, input.category, input.severity, input.description, input.evidence, q.source, atMs, atMs)
+        .lastInsertRowid,
+    );
+    this.stmt.insertTransition.run(reportId, atMs, reporterId, q.source);
+    const creditBalance = this.ledger.record(reporterId, CREDITS_FOR_ACCEPTED_REPORT, "report_accepted", reportId, atMs, { accepted: 1 });
+    return {
+      ip,
+      reporterId,
+      reportId,
+      category: input.category,
+      atMs,
+      accepted: {
+        reportId: String(reportId),
+        ipAddress: ip.text,
+        category: input.category,
+        severity: input.severity,
+        status: "pending",
+        createdAt: isoTime(atMs),
+        creditsEarned: CREDITS_FOR_ACCEPTED_REPORT,
+        creditBalance,
+      },
+    };
   }
 
   /**

@@ -1,0 +1,71 @@
+// The reports of one address, as AbuseIPDB's API shows them (contract 13): counts and pages of those made within
+// the last days, and clearing them. Only reports that count (pending or verified) are shown or counted.
+
+import type { Database } from "bun:sqlite";
+import type { Store } from "./database";
+
+export interface AddressReportRow {
+  id: number;
+  reporterId: number;
+  category: string;
+  description: string;
+  createdAt: number;
+}
+
+export interface AddressReportSummary {
+  total: number;
+  reporters: number;
+  /** The newest report's time, or null when there is none. */
+  lastAt: number | null;
+}
+
+const COUNTING = "status IN ('pending', 'verified')";
+
+export class AddressReports {
+  private readonly summary;
+  private readonly page;
+  private readonly idsOf;
+  private readonly idsOfReporter;
+  private readonly sqlite: Database;
+
+  constructor(store: Store) {
+    const db = store.sqlite;
+    this.sqlite = db;
+    this.summary = db.prepare<AddressReportSummary, [string, number]>(
+      `SELECT count(*) AS total, count(DISTINCT reporter_id) AS reporters, max(created_at) AS lastAt
+         FROM reports WHERE ip = ? AND created_at >= ? AND ${COUNTING}`,
+    );
+    this.page = db.prepare<AddressReportRow, [string, number, number, number]>(
+      `SELECT id, reporter_id AS reporterId, category, description, created_at AS createdAt
+         FROM reports WHERE ip = ? AND created_at >= ? AND ${COUNTING}
+        ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
+    );
+    this.idsOf = db.prepare<{ id: number }, [string]>("SELECT id FROM reports WHERE ip = ?");
+    this.idsOfReporter = db.prepare<{ id: number }, [string, number]>("SELECT id FROM reports WHERE ip = ? AND reporter_id = ?");
+  }
+
+  /** Counting reports of `ipText` made at or after `sinceMs`. */
+  summarySince(ipText: string, sinceMs: number): AddressReportSummary {
+    return this.summary.get(ipText, sinceMs) ?? { total: 0, reporters: 0, lastAt: null };
+  }
+
+  /** A page of them, newest first. */
+  pageSince(ipText: string, sinceMs: number, limit: number, offset: number): AddressReportRow[] {
+    return this.page.all(ipText, sinceMs, limit, offset);
+  }
+
+  /**
+   * Deletes the reports of `ipText` (only `reporterId`'s when given, whatever their state) with their transitions;
+   * returns how many. Ledger rows stay: credits already earned are history. Call inside a transaction.
+   */
+  deleteOf(ipText: string, reporterId: number | null): number {
+    const ids = (reporterId === null ? this.idsOf.all(ipText) : this.idsOfReporter.all(ipText, reporterId)).map((r) => r.id);
+    for (let i = 0; i < ids.length; i += 500) {
+      const chunk = ids.slice(i, i + 500);
+      const marks = chunk.map(() => "?").join(",");
+      this.sqlite.prepare(`DELETE FROM report_transitions WHERE report_id IN (${marks})`).run(...chunk);
+      this.sqlite.prepare(`DELETE FROM reports WHERE id IN (${marks})`).run(...chunk);
+    }
+    return ids.length;
+  }
+}

@@ -1,0 +1,362 @@
+// `/api/v2`, AbuseIPDB's API v2 on the appliance (contract 13), over a real port: the exact shapes, flags,
+// error bodies and headers that the clients rely on, and that a report made here is the same report as on /v1.
+
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Server } from "bun";
+import { UNLIMITED_RATE_LIMIT } from "../../src/http/abuseipdb/router";
+import { listen } from "../../src/http/server";
+import { addUser, type TestUser } from "../support/accounts";
+import { createHarness, type Harness } from "../support/harness";
+
+let h: Harness;
+let server: Server<undefined>;
+let reporter: TestUser;
+let other: TestUser;
+let admin: TestUser;
+let unlimited: TestUser;
+
+beforeAll(async () => {
+  h = await createHarness();
+  reporter = await addUser(h, { dailyLimit: 1000 });
+  other = await addUser(h, { dailyLimit: 1000 });
+  admin = await addUser(h, { role: "admin", dailyLimit: 1000 });
+  unlimited = await addUser(h, { tier: "enterprise" });
+  server = listen(h.services, h.app, { hostname: "127.0.0.1", port: 0 });
+});
+afterAll(async () => {
+  server.stop(true);
+  await h.close();
+});
+
+const base = () => `http://127.0.0.1:${server.port}`;
+const get = (path: string, key: string | null = reporter.key) => fetch(`${base()}${path}`, { headers: key === null ? {} : { Key: key } });
+const post = (path: string, body: BodyInit, key: string = reporter.key, headers: Record<string, string> = {}) =>
+  fetch(`${base()}${path}`, { method: "POST", body, headers: { Key: key, Accept: "application/json", ...headers } });
+const form = (fields: Record<string, string>) => new URLSearchParams(fields);
+const TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$/;
+const v1Score = async (ip: string) =>
+  ((await (await h.call("GET", `/v1/ip/${ip}/reputation`, { headers: reporter.apiKey })).json()) as { data: { reputationScore: number; totalReports: number; categories: string[] } }).data;
+
+describe("check", () => {
+  test("an address nobody reported: every field, strings never null, no verbose fields", async () => {
+    const res = await get("/api/v2/check?ipAddress=8.8.8.8");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toStartWith("application/json");
+    const { data } = (await res.json()) as { data: Record<string, unknown> };
+    expect(Object.keys(data)).toEqual(["ipAddress", "isPublic", "ipVersion", "isWhitelisted", "abuseConfidenceScore", "countryCode", "usageType", "isp", "domain", "hostnames", "isTor", "totalReports", "numDistinctUsers", "lastReportedAt"]);
+    expect(data).toMatchObject({ ipAddress: "8.8.8.8", isPublic: true, ipVersion: 4, isWhitelisted: false, abuseConfidenceScore: 0, usageType: "", domain: "", hostnames: [], isTor: false, totalReports: 0, numDistinctUsers: 0, lastReportedAt: null });
+    expect(typeof data.isp).toBe("string");
+  });
+
+  test("special-purpose ranges are not public; IPv6 is version 6", async () => {
+    for (const [ip, isPublic, version] of [["10.1.2.3", false, 4], ["192.0.2.1", false, 4], ["fe80::1", false, 6], ["2001:db8::1", false, 6], ["2606:4700::1111", true, 6]] as const) {
+      const { data } = (await (await get(`/api/v2/check?ipAddress=${ip}`)).json()) as { data: { isPublic: boolean; ipVersion: number } };
+      expect([ip, data.isPublic, data.ipVersion]).toEqual([ip, isPublic, version]);
+    }
+  });
+
+  test.each([
+    ["verbose", true],
+    ["verbose=", true],
+    ["verbose=1", true],
+    ["verbose=true", true],
+    ["verbose=yes", true],
+    ["verbose=false", false],
+    ["verbose=0", false],
+  ])("flag %s -> verbose %p", async (query, on) => {
+    const { data } = (await (await get(`/api/v2/check?ipAddress=9.9.9.9&${query}`)).json()) as { data: Record<string, unknown> };
+    expect("countryName" in data).toBe(on);
+    expect("reports" in data).toBe(on);
+  });
+
+  test.each([
+    ["", "ipAddress"],
+    ["ipAddress=not-an-ip", "ipAddress"],
+    ["ipAddress=1.2.3.4&maxAgeInDays=0", "maxAgeInDays"],
+    ["ipAddress=1.2.3.4&maxAgeInDays=366", "maxAgeInDays"],
+    ["ipAddress=1.2.3.4&maxAgeInDays=abc", "maxAgeInDays"],
+  ])("?%s is 422 naming %s", async (query, parameter) => {
+    const res = await get(`/api/v2/check?${query}`);
+    expect(res.status).toBe(422);
+    const body = (await res.json()) as { errors: { detail: string; status: number; source?: { parameter: string } }[] };
+    expect(body.errors).toHaveLength(1);
+    expect(body.errors[0].status).toBe(422);
+    expect(body.errors[0].source).toEqual({ parameter });
+    expect(typeof body.errors[0].detail).toBe("string");
+  });
+
+  test("unknown parameters are ignored", async () => {
+    expect((await get("/api/v2/check?ipAddress=8.8.4.4&countMinimum=15&whatever=1")).status).toBe(200);
+  });
+});
+
+describe("credentials, headers and errors", () => {
+  const AUTH_FAILED = "Authentication failed. Your API key is either missing, incorrect, or revoked.";
+
+  test.each([
+    ["no key", null],
+    ["a wrong key", "ak_live_0000000000000000000000000000000000000000000"],
+  ])("%s: 401 with AbuseIPDB's text and the rate-limit headers", async (_, key) => {
+    const res = await get("/api/v2/check?ipAddress=8.8.8.8", key);
+    expect(res.status).toBe(401);
+    expect(await res.json()).toEqual({ errors: [{ detail: AUTH_FAILED, status: 401 }] });
+    expect(res.headers.get("x-ratelimit-limit")).not.toBeNull();
+  });
+
+  test("the key in the query string works too", async () => {
+    const res = await get(`/api/v2/check?ipAddress=8.8.8.8&key=${encodeURIComponent(reporter.key)}`, null);
+    expect(res.status).toBe(200);
+  });
+
+  test("every answer counts once and carries X-RateLimit-*; unlimited accounts a documented constant", async () => {
+    const first = await get("/api/v2/check?ipAddress=8.8.8.8");
+    const second = await get("/api/v2/check?ipAddress=8.8.8.8");
+    expect(first.headers.get("x-ratelimit-limit")).toBe("1000");
+    expect(Number(first.headers.get("x-ratelimit-remaining")) - Number(second.headers.get("x-ratelimit-remaining"))).toBe(1);
+    expect(Number(first.headers.get("x-ratelimit-reset"))).toBeGreaterThan(h.clock.now() / 1000);
+    const bad = await get("/api/v2/check?ipAddress=bogus");
+    expect(bad.headers.get("x-ratelimit-remaining")).not.toBeNull();
+    const free = await get("/api/v2/check?ipAddress=8.8.8.8", unlimited.key);
+    expect(free.headers.get("x-ratelimit-limit")).toBe(String(UNLIMITED_RATE_LIMIT));
+    expect(free.headers.get("x-ratelimit-remaining")).toBe(String(UNLIMITED_RATE_LIMIT));
+  });
+
+  test("over budget: 429 with AbuseIPDB's text, Retry-After and the headers", async () => {
+    const tiny = await addUser(h, { dailyLimit: 1 });
+    expect((await get("/api/v2/check?ipAddress=8.8.8.8", tiny.key)).status).toBe(200);
+    const res = await get("/api/v2/check?ipAddress=8.8.8.8", tiny.key);
+    expect(res.status).toBe(429);
+    expect(await res.json()).toEqual({ errors: [{ detail: "Daily rate limit of 1 requests exceeded for this endpoint. See headers for additional details.", status: 429 }] });
+    expect(Number(res.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(res.headers.get("x-ratelimit-remaining")).toBe("0");
+  });
+
+  test("unknown path 404 and wrong method 405, in the same shape", async () => {
+    const missing = await get("/api/v2/nothing-here");
+    expect(missing.status).toBe(404);
+    expect(((await missing.json()) as { errors: { status: number }[] }).errors[0].status).toBe(404);
+    const wrong = await post("/api/v2/check", form({ ipAddress: "8.8.8.8" }));
+    expect(wrong.status).toBe(405);
+    expect(((await wrong.json()) as { errors: { status: number }[] }).errors[0].status).toBe(405);
+  });
+});
+
+describe("report", () => {
+  test("as fail2ban sends it (form fields): one report of ours per category, credited, the score after it", async () => {
+    const before = ((await (await h.call("GET", "/v1/credits/balance", { headers: reporter.jwt })).json()) as { data: { balance: number } }).data.balance;
+    const res = await post("/api/v2/report", form({ ip: "198.51.100.20", categories: "18,22", comment: "sshd: Failed password for root" }));
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { data: { ipAddress: string; abuseConfidenceScore: number } };
+    const v1 = await v1Score("198.51.100.20");
+    expect(body).toEqual({ data: { ipAddress: "198.51.100.20", abuseConfidenceScore: 100 - v1.reputationScore } });
+    expect(body.data.abuseConfidenceScore).toBeGreaterThan(0);
+    expect(v1.totalReports).toBe(2);
+    expect([...v1.categories].sort()).toEqual(["BRUTE_FORCE", "SSH"]);
+    const after = ((await (await h.call("GET", "/v1/credits/balance", { headers: reporter.jwt })).json()) as { data: { balance: number } }).data.balance;
+    expect(after - before).toBe(2);
+  });
+
+  test("the same address again within 15 minutes: 429 with the exact text naming ip; after 15 minutes it is taken", async () => {
+    const fields = { ip: "198.51.100.21", categories: "14" };
+    expect((await post("/api/v2/report", form(fields))).status).toBe(200);
+    const again = await post("/api/v2/report", form(fields));
+    expect(again.status).toBe(429);
+    expect(await again.json()).toEqual({ errors: [{ detail: "You can only report the same IP address (`198.51.100.21`) once in 15 minutes.", status: 429, source: { parameter: "ip" } }] });
+    expect(again.headers.get("retry-after")).not.toBeNull();
+    expect(again.headers.get("x-ratelimit-limit")).toBe("1000");
+    h.clock.advance(15 * 60_000 + 1000);
+    expect((await post("/api/v2/report", form(fields))).status).toBe(200);
+  });
+
+  test("one 15-minute rule for both APIs", async () => {
+    const v1 = await h.call("POST", "/v1/ip/report", { headers: reporter.jwt, json: { ip: "198.51.100.22", category: "SSH" } });
+    expect(v1.status).toBe(201);
+    expect((await post("/api/v2/report", form({ ip: "198.51.100.22", categories: "22" }))).status).toBe(429);
+  });
+
+  test("fields in the query string of the POST, or as JSON, are read the same", async () => {
+    const viaQuery = await fetch(`${base()}/api/v2/report?ip=198.51.100.23&categories=4&comment=flood`, { method: "POST", headers: { Key: reporter.key } });
+    expect(viaQuery.status).toBe(200);
+    const viaJson = await post("/api/v2/report", JSON.stringify({ ip: "198.51.100.24", categories: "4,14" }), reporter.key, { "content-type": "application/json" });
+    expect(viaJson.status).toBe(200);
+    expect((await v1Score("198.51.100.24")).totalReports).toBe(2);
+  });
+
+  test("a comment longer than 1,024 characters is cut, not refused", async () => {
+    const res = await post("/api/v2/report", form({ ip: "198.51.100.25", categories: "18", comment: "x".repeat(5000) }));
+    expect(res.status).toBe(200);
+    const row = h.store.sqlite.query<{ n: number }, []>("SELECT length(description) AS n FROM reports WHERE ip = '198.51.100.25'").get();
+    expect(row?.n).toBe(1024);
+  });
+
+  test.each([
+    [{ categories: "18" }, "ip"],
+    [{ ip: "127.0.0.1", categories: "18" }, "ip"],
+    [{ ip: "198.51.100.26" }, "categories"],
+    [{ ip: "198.51.100.26", categories: "24" }, "categories"],
+    [{ ip: "198.51.100.26", categories: "18,abc" }, "categories"],
+    [{ ip: "198.51.100.26", categories: "18", timestamp: "yesterday" }, "timestamp"],
+  ])("%j is 422 naming %s, and nothing is stored", async (fields, parameter) => {
+    const before = h.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM reports").get()!.n;
+    const res = await post("/api/v2/report", form(fields as Record<string, string>));
+    expect(res.status).toBe(422);
+    expect(((await res.json()) as { errors: { source: { parameter: string } }[] }).errors[0].source.parameter).toBe(parameter);
+    expect(h.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM reports").get()!.n).toBe(before);
+  });
+
+  test("reports made here have severity 3 and the source abuseipdb", () => {
+    const rows = h.store.sqlite.query<{ severity: number; source: string }, []>("SELECT DISTINCT severity, source FROM reports WHERE ip = '198.51.100.20'").all();
+    expect(rows).toEqual([{ severity: 3, source: "abuseipdb" }]);
+  });
+});
+
+describe("reports", () => {
+  test("pages newest first with absolute page URLs", async () => {
+    for (let i = 0; i < 3; i++) {
+      const who = [reporter, other, admin][i];
+      expect((await post("/api/v2/report", form({ ip: "198.51.100.30", categories: "14", comment: `scan ${i}` }), who.key)).status).toBe(200);
+      h.clock.advance(1000);
+    }
+    const res = await get("/api/v2/reports?ipAddress=198.51.100.30&perPage=2&page=1");
+    const { data } = (await res.json()) as { data: Record<string, unknown> & { results: Record<string, unknown>[] } };
+    expect(data).toMatchObject({ total: 3, page: 1, count: 2, perPage: 2, lastPage: 2, previousPageUrl: null });
+    expect(String(data.nextPageUrl)).toStartWith(`${base()}/api/v2/reports?`);
+    expect(new URL(String(data.nextPageUrl)).searchParams.get("page")).toBe("2");
+    expect(data.results.map((r) => r.comment)).toEqual(["scan 2", "scan 1"]);
+    expect(Object.keys(data.results[0])).toEqual(["reportedAt", "comment", "categories", "reporterId", "reporterCountryCode", "reporterCountryName"]);
+    expect(data.results[0].categories).toEqual([14]);
+    expect(data.results[0].reportedAt).toMatch(TIME);
+    const last = (await (await fetch(String(data.nextPageUrl), { headers: { Key: reporter.key } })).json()) as { data: { count: number; nextPageUrl: unknown; previousPageUrl: unknown } };
+    expect(last.data).toMatchObject({ count: 1, nextPageUrl: null });
+    expect(last.data.previousPageUrl).not.toBeNull();
+  });
+
+  test("check counts the same reports, distinct users and the last time", async () => {
+    const { data } = (await (await get("/api/v2/check?ipAddress=198.51.100.30&verbose")).json()) as { data: Record<string, unknown> & { reports: unknown[] } };
+    expect(data).toMatchObject({ totalReports: 3, numDistinctUsers: 3 });
+    expect(data.lastReportedAt).toMatch(TIME);
+    expect(data.reports).toHaveLength(3);
+  });
+
+  test("perPage over 100 is 422", async () => {
+    expect((await get("/api/v2/reports?ipAddress=198.51.100.30&perPage=101")).status).toBe(422);
+  });
+});
+
+describe("blacklist", () => {
+  test("JSON, highest confidence first, confidenceMinimum filters; plaintext has no newline after the last line", async () => {
+    // Drive one address to confidence 100: many reporters at severity 5 on /v1.
+    for (let i = 0; i < 6; i++) {
+      const u = await addUser(h);
+      await h.call("POST", "/v1/ip/report", { headers: u.jwt, json: { ipAddress: "198.51.100.40", category: "SSH", description: "", severity: 5 } });
+    }
+    const all = (await (await get("/api/v2/blacklist?confidenceMinimum=25&countMinimum=10&maxAgeInDays=30")).json()) as {
+      meta: { generatedAt: string };
+      data: { ipAddress: string; countryCode: unknown; abuseConfidenceScore: number; lastReportedAt: string }[];
+    };
+    expect(all.meta.generatedAt).toMatch(TIME);
+    expect(all.data.length).toBeGreaterThan(1);
+    expect(Object.keys(all.data[0])).toEqual(["ipAddress", "countryCode", "abuseConfidenceScore", "lastReportedAt"]);
+    const scores = all.data.map((e) => e.abuseConfidenceScore);
+    expect(scores).toEqual([...scores].sort((a, b) => b - a));
+    expect(Math.min(...scores)).toBeGreaterThanOrEqual(25);
+    expect(all.data[0].lastReportedAt).toMatch(TIME);
+
+    const strict = (await (await get("/api/v2/blacklist")).json()) as { data: { abuseConfidenceScore: number }[] };
+    expect(strict.data.every((e) => e.abuseConfidenceScore === 100)).toBe(true);
+
+    const plain = await get("/api/v2/blacklist?confidenceMinimum=25&plaintext");
+    expect(plain.headers.get("content-type")).toStartWith("text/plain");
+    expect(plain.headers.get("x-generated-at")).toMatch(TIME);
+    const text = await plain.text();
+    expect(text.endsWith("\n")).toBe(false);
+    expect(text.split("\n")).toEqual(all.data.map((e) => e.ipAddress));
+
+    const limited = (await (await get("/api/v2/blacklist?confidenceMinimum=25&limit=1")).json()) as { data: unknown[] };
+    expect(limited.data).toHaveLength(1);
+    const v6 = (await (await get("/api/v2/blacklist?confidenceMinimum=25&ipVersion=6")).json()) as { data: unknown[] };
+    expect(v6.data).toEqual([]);
+  });
+
+  test("allowlisted addresses never appear", async () => {
+    await h.call("POST", "/v1/admin/allowlist", { headers: admin.jwt, json: { cidr: "198.51.100.40/32", note: "ours" } });
+    const text = await (await get("/api/v2/blacklist?confidenceMinimum=25&plaintext")).text();
+    expect(text.split("\n")).not.toContain("198.51.100.40");
+    const { data } = (await (await get("/api/v2/check?ipAddress=198.51.100.40")).json()) as { data: { isWhitelisted: boolean } };
+    expect(data.isWhitelisted).toBe(true);
+  });
+
+  test.each(["confidenceMinimum=24", "confidenceMinimum=101", "ipVersion=5", "onlyCountries=USA"])("%s is 422", async (query) => {
+    expect((await get(`/api/v2/blacklist?${query}`)).status).toBe(422);
+  });
+});
+
+describe("check-block", () => {
+  test("a /24: bounds, 256 hosts, and the reported addresses inside it from the index", async () => {
+    const { data } = (await (await get("/api/v2/check-block?network=198.51.100.7/24")).json()) as { data: Record<string, unknown> & { reportedAddress: { ipAddress: string; numReports: number; mostRecentReport: string }[] } };
+    expect(data).toMatchObject({ networkAddress: "198.51.100.0", netmask: "255.255.255.0", minAddress: "198.51.100.0", maxAddress: "198.51.100.255", numPossibleHosts: 256, addressSpaceDesc: "Documentation (TEST-NET-2)" });
+    const found = data.reportedAddress.map((r) => r.ipAddress);
+    expect(found).toContain("198.51.100.30");
+    expect(found).toContain("198.51.100.20");
+    expect(found.every((ip) => ip.startsWith("198.51.100."))).toBe(true);
+    expect(data.reportedAddress.find((r) => r.ipAddress === "198.51.100.30")?.numReports).toBe(3);
+    expect(data.reportedAddress[0].mostRecentReport).toMatch(TIME);
+  });
+
+  test("the widest blocks are a /16 and a /48", async () => {
+    expect((await get("/api/v2/check-block?network=10.0.0.0/16")).status).toBe(200);
+    expect((await get("/api/v2/check-block?network=10.0.0.0/15")).status).toBe(422);
+    const v6 = await get("/api/v2/check-block?network=2001:db8:1::/48");
+    expect(v6.status).toBe(200);
+    expect(((await v6.json()) as { data: { netmask: string } }).data.netmask).toBe("ffff:ffff:ffff::");
+    expect((await get("/api/v2/check-block?network=2001:db8::/47")).status).toBe(422);
+    expect((await get("/api/v2/check-block?network=10.0.0.1")).status).toBe(422);
+  });
+});
+
+describe("bulk-report", () => {
+  test("multipart csv: good rows saved, others listed with their row numbers", async () => {
+    const csv = [
+      "IP,Categories,ReportDate,Comment",
+      "192.0.2.60,18,2026-11-20T10:00:00Z,ssh",
+      "not-an-ip,18,2026-11-20T10:00:00Z,x",
+      "192.0.2.61,99,2026-11-20T10:00:00Z,x",
+      '192.0.2.62,"18,22",2026-11-20T10:00:00-04:00,"a, quoted comment"',
+      "192.0.2.60,14,2026-11-20T10:00:00Z,again",
+    ].join("\n");
+    const body = new FormData();
+    body.append("csv", new Blob([csv], { type: "text/csv" }), "report.csv");
+    const res = await fetch(`${base()}/api/v2/bulk-report`, { method: "POST", body, headers: { Key: reporter.key } });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({
+      data: {
+        savedReports: 2,
+        invalidReports: [
+          { error: "Invalid IP", input: "not-an-ip", rowNumber: 3 },
+          { error: "Invalid Category", input: "192.0.2.61", rowNumber: 4 },
+          { error: "Duplicate IP", input: "192.0.2.60", rowNumber: 6 },
+        ],
+      },
+    });
+    expect((await v1Score("192.0.2.62")).totalReports).toBe(2);
+  });
+
+  test("without a csv field it is 422 naming csv", async () => {
+    const res = await post("/api/v2/bulk-report", new FormData());
+    expect(res.status).toBe(422);
+  });
+});
+
+describe("clear-address", () => {
+  test("a reporter clears only their own reports; an admin clears the rest; rescored at once", async () => {
+    const del = (ip: string, key: string) => fetch(`${base()}/api/v2/clear-address?ipAddress=${ip}`, { method: "DELETE", headers: { Key: key } });
+    expect((await v1Score("198.51.100.30")).totalReports).toBe(3);
+    const own = await del("198.51.100.30", other.key);
+    expect(await own.json()).toEqual({ data: { numReportsDeleted: 1 } });
+    expect((await v1Score("198.51.100.30")).totalReports).toBe(2);
+    const rest = await del("198.51.100.30", admin.key);
+    expect(await rest.json()).toEqual({ data: { numReportsDeleted: 2 } });
+    const after = await v1Score("198.51.100.30");
+    expect(after).toMatchObject({ totalReports: 0, reputationScore: 100 });
+  });
+});

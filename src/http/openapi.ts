@@ -3,6 +3,7 @@
 // served, and when a real response does not match its schema. Enumerations come from the domain modules, so
 // they cannot drift.
 
+import { ABUSEIPDB_SECURITY_SCHEME, ABUSEIPDB_TAG, abuseIpdbPaths } from "./abuseipdb/openapi";
 import { BLOCKLIST_FORMATS, DEFAULT_MINIMUM_RISK } from "../domain/blocklist/query";
 import { CATEGORIES } from "../domain/categories";
 import { type ErrorCode, STATUS_OF_CODE } from "../domain/errors";
@@ -254,7 +255,12 @@ const schemas: Record<string, Schema> = {
     filters: obj({ category: nullable(array(ref("Category"))), riskLevel: ref("RiskLevel"), ipVersion: nullable(int(undefined, { enum: [4, 6] })) }),
     ips: array(str("An address, or a listed network in CIDR form.")),
   }),
-  CategoryInfo: obj({ name: ref("Category"), description: str(), abuseIpdbCategory: nullable(int("The AbuseIPDB category number.")) }),
+  CategoryInfo: obj({
+    name: ref("Category"),
+    description: str(),
+    abuseIpdbCategory: nullable(int("The AbuseIPDB category number this category is sent as (null: none of its own; /api/v2 sends MALWARE as 20).")),
+    abuseIpdbCategories: array(int(), { description: "Every AbuseIPDB category number (1-23) that maps to this category when received on /api/v2 or in an import." }),
+  }),
   ScoringParameters: obj({
     formula: str(),
     halfLifeDays: { type: "number" },
@@ -950,8 +956,9 @@ export function buildOpenApiDocument(): OpenApiDocument {
       { name: "Webhooks", description: "Signed event deliveries to your endpoints." },
       { name: "Administration", description: "Accounts, report review, allowlist, scheduled jobs (role admin)." },
       { name: "Operations", description: "Health, metrics and this documentation; no credential, no rate limit." },
+      ABUSEIPDB_TAG,
     ],
-    paths,
+    paths: { ...paths, ...(abuseIpdbPaths as Record<string, Record<string, Operation>>) },
     webhooks,
     components: {
       schemas,
@@ -967,6 +974,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
           description: "A user access token from `POST /v1/auth/login` (a JWT), or an API key. Routes that act for a user need the token.",
         },
         MetricsToken: { type: "http", scheme: "bearer", description: "The server's `--metrics-token` (`ABUSE_INTEL_METRICS_TOKEN`), when it is set." },
+        AbuseIpdbKey: ABUSEIPDB_SECURITY_SCHEME,
       },
     },
   };

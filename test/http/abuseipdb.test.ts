@@ -3,7 +3,8 @@
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
-import { UNLIMITED_RATE_LIMIT } from "../../src/http/abuseipdb/router";
+import { ABUSEIPDB_ENDPOINTS, UNLIMITED_RATE_LIMIT } from "../../src/http/abuseipdb/router";
+import { buildOpenApiDocument } from "../../src/http/openapi";
 import { listen } from "../../src/http/server";
 import { addUser, type TestUser } from "../support/accounts";
 import { createHarness, type Harness } from "../support/harness";
@@ -30,7 +31,7 @@ afterAll(async () => {
 
 const base = () => `http://127.0.0.1:${server.port}`;
 const get = (path: string, key: string | null = reporter.key) => fetch(`${base()}${path}`, { headers: key === null ? {} : { Key: key } });
-const post = (path: string, body: BodyInit, key: string = reporter.key, headers: Record<string, string> = {}) =>
+const post = (path: string, body: string | URLSearchParams | FormData, key: string = reporter.key, headers: Record<string, string> = {}) =>
   fetch(`${base()}${path}`, { method: "POST", body, headers: { Key: key, Accept: "application/json", ...headers } });
 const form = (fields: Record<string, string>) => new URLSearchParams(fields);
 const TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$/;
@@ -358,5 +359,23 @@ describe("clear-address", () => {
     expect(await rest.json()).toEqual({ data: { numReportsDeleted: 2 } });
     const after = await v1Score("198.51.100.30");
     expect(after).toMatchObject({ totalReports: 0, reputationScore: 100 });
+  });
+});
+
+describe("the OpenAPI document", () => {
+  test("documents exactly the endpoints served, each with the Key credential; anonymous 401, with a key not", async () => {
+    const paths = buildOpenApiDocument().paths as Record<string, Record<string, { security: unknown; "x-access": string }>>;
+    const documented = Object.entries(paths).filter(([p]) => p.startsWith("/api/v2/")).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`));
+    const served = Object.entries(ABUSEIPDB_ENDPOINTS).flatMap(([name, methods]) => methods.map((m) => `${m} /api/v2/${name}`));
+    expect(documented.sort()).toEqual(served.sort());
+    for (const [name, methods] of Object.entries(ABUSEIPDB_ENDPOINTS)) {
+      for (const method of methods) {
+        expect(paths[`/api/v2/${name}`][method.toLowerCase()].security).toEqual([{ AbuseIpdbKey: [] }]);
+        const anonymous = await fetch(`${base()}/api/v2/${name}`, { method });
+        expect({ name, status: anonymous.status }).toEqual({ name, status: 401 });
+        const withKey = await fetch(`${base()}/api/v2/${name}`, { method, headers: { Key: other.key } });
+        expect({ name, refused: withKey.status === 401 || withKey.status === 404 || withKey.status === 405 }).toEqual({ name, refused: false });
+      }
+    }
   });
 });

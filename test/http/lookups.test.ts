@@ -261,7 +261,12 @@ describe("GET /v1/categories and /v1/scoring", () => {
   test("16 categories with descriptions and AbuseIPDB numbers", async () => {
     const body = await bodyOf(await get("/v1/categories"));
     expect(body.data).toHaveLength(16);
-    expect(body.data.find((c: { name: string }) => c.name === "BRUTE_FORCE")).toMatchObject({ abuseIpdbCategory: 18 });
+    expect(body.data.find((c: { name: string }) => c.name === "BRUTE_FORCE")).toMatchObject({ abuseIpdbCategory: 18, abuseIpdbCategories: [5, 18] });
+    expect(body.data.find((c: { name: string }) => c.name === "SPAM")).toMatchObject({ abuseIpdbCategory: 11, abuseIpdbCategories: [10, 11, 12] });
+    expect(body.data.find((c: { name: string }) => c.name === "MALWARE")).toMatchObject({ abuseIpdbCategory: null, abuseIpdbCategories: [] });
+    // The table both ways: each of AbuseIPDB's 23 numbers maps to exactly one category.
+    const numbers = body.data.flatMap((c: { abuseIpdbCategories: number[] }) => c.abuseIpdbCategories).sort((a: number, b: number) => a - b);
+    expect(numbers).toEqual(Array.from({ length: 23 }, (_, i) => i + 1));
   });
 
   test("the scoring parameters in force", async () => {

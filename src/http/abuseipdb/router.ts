@@ -25,6 +25,17 @@ const AUTH_FAILED = "Authentication failed. Your API key is either missing, inco
 const MAX_BLOCK = { 4: 16, 6: 48 } as const;
 
 type Method = "GET" | "POST" | "DELETE";
+
+/** The endpoints and their methods (HEAD answers where GET does). */
+export const ABUSEIPDB_ENDPOINTS: Readonly<Record<string, readonly Method[]>> = {
+  check: ["GET"],
+  reports: ["GET"],
+  blacklist: ["GET"],
+  report: ["POST"],
+  "check-block": ["GET"],
+  "bulk-report": ["POST"],
+  "clear-address": ["DELETE"],
+};
 interface Call {
   principal: Principal;
   params: Params;

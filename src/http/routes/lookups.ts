@@ -3,7 +3,7 @@
 
 import { Elysia } from "elysia";
 import { BulkInputs } from "../../domain/bulk-inputs";
-import { CATEGORY_INFO } from "../../domain/categories";
+import { ABUSEIPDB_CATEGORIES, CATEGORY_INFO } from "../../domain/categories";
 import { AppError } from "../../domain/errors";
 import { tryParseIp, type Ip } from "../../domain/ip";
 import { parsePage } from "../../domain/pagination";
@@ -60,7 +60,12 @@ function safeDecode(raw: string): string {
 export function lookupRoutes(services: Services) {
   const { reputation } = services;
   const answer = jsonAnswerer(services);
-  const categories = CATEGORY_INFO.map((c) => ({ name: c.name, description: c.description, abuseIpdbCategory: c.abuseIpdbNumber }));
+  const categories = CATEGORY_INFO.map((c) => ({
+    name: c.name,
+    description: c.description,
+    abuseIpdbCategory: c.abuseIpdbNumber,
+    abuseIpdbCategories: ABUSEIPDB_CATEGORIES.filter((a) => a.category === c.name).map((a) => a.number),
+  }));
   return new Elysia()
     .use(authPlugin(services))
     .get("/v1/categories", () => ({ success: true, data: categories }), { auth: "key" })

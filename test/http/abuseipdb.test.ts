@@ -96,7 +96,7 @@ describe("credentials, headers and errors", () => {
 
   test.each([
     ["no key", null],
-    ["a wrong key", "ak_live_0000000000000000000000000000000000000000000"],
+    ["a wrong key", `aik_${"0".repeat(40)}`],
   ])("%s: 401 with AbuseIPDB's text and the rate-limit headers", async (_, key) => {
     const res = await get("/api/v2/check?ipAddress=8.8.8.8", key);
     expect(res.status).toBe(401);

@@ -87,5 +87,20 @@ export const embeddedMigrations: EmbeddedMigration[] = [
     "bps": true,
     "folderMillis": 1795476618925,
     "hash": "312c684a03bd147bd86640714756a67a7fbad767edf85529093fa0ffe9c5da52"
+  },
+  {
+    "tag": "0003_bouncers-and-cursors",
+    "sql": [
+      "CREATE TABLE `bouncers` (\n\t`name` text PRIMARY KEY NOT NULL,\n\t`api_key_id` integer NOT NULL,\n\t`minimum_risk` text NOT NULL,\n\t`categories` text,\n\t`mode` text NOT NULL,\n\t`duration_seconds` integer NOT NULL,\n\t`created_at` integer NOT NULL,\n\t`last_metrics_at` integer,\n\tFOREIGN KEY (`api_key_id`) REFERENCES `api_keys`(`id`) ON UPDATE no action ON DELETE no action\n);\n",
+      "\nCREATE UNIQUE INDEX `bouncers_api_key_id_unique` ON `bouncers` (`api_key_id`);",
+      "\nPRAGMA foreign_keys=OFF;",
+      "\nCREATE TABLE `__new_decision_cursors` (\n\t`api_key_id` integer NOT NULL,\n\t`client_address` text NOT NULL,\n\t`last_pull_at` integer NOT NULL,\n\t`ids` blob NOT NULL,\n\t`sent_at` blob NOT NULL,\n\t`v6_values` text NOT NULL,\n\tPRIMARY KEY(`api_key_id`, `client_address`),\n\tFOREIGN KEY (`api_key_id`) REFERENCES `api_keys`(`id`) ON UPDATE no action ON DELETE no action\n);\n",
+      "\n-- decision_cursors held nothing before this migration (no route wrote it): the new shape starts empty.\nDROP TABLE `decision_cursors`;",
+      "\nALTER TABLE `__new_decision_cursors` RENAME TO `decision_cursors`;",
+      "\nPRAGMA foreign_keys=ON;"
+    ],
+    "bps": true,
+    "folderMillis": 1795537537030,
+    "hash": "9e1d784fbb976eefa887af713ceffff5411b37a8d13fdc5f384f0429fb630965"
   }
 ];

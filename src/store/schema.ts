@@ -332,15 +332,45 @@ export const feedEntries = sqliteTable(
   (t) => [uniqueIndex("feed_entries_feed_cidr").on(t.feedName, t.cidr)],
 );
 
-/** Per-bouncer state of the decisions stream (contract section 14): what each API key was last sent. */
-export const decisionCursors = sqliteTable("decision_cursors", {
+/** Firewall bouncers (contract section 14): an API key each, with the filter and mode of what it is sent. */
+export const bouncers = sqliteTable("bouncers", {
+  name: text("name").primaryKey(),
   apiKeyId: integer("api_key_id")
-    .primaryKey()
+    .notNull()
+    .unique()
     .references(() => apiKeys.id),
-  lastPullAt: integer("last_pull_at").notNull(),
-  /** The set last sent, serialized (radix tree buffer). */
-  state: blob("state", { mode: "buffer" }),
+  /** The lowest risk level listed: LOW, MEDIUM, HIGH or CRITICAL. */
+  minimumRisk: text("minimum_risk").notNull(),
+  /** Comma-separated categories, or null for all. */
+  categories: text("categories"),
+  mode: text("mode", { enum: ["nftables", "ipset", "iptables"] }).notNull(),
+  durationSeconds: integer("duration_seconds").notNull(),
+  createdAt: integer("created_at").notNull(),
+  /** When it last sent POST /v1/usage-metrics. */
+  lastMetricsAt: integer("last_metrics_at"),
 });
+
+/**
+ * What each bouncer (API key and client address) was last sent whole on the decisions stream: the decision ids in
+ * order with the time each was sent, so the next pull sends only the difference and refreshes what runs out.
+ */
+export const decisionCursors = sqliteTable(
+  "decision_cursors",
+  {
+    apiKeyId: integer("api_key_id")
+      .notNull()
+      .references(() => apiKeys.id),
+    clientAddress: text("client_address").notNull(),
+    lastPullAt: integer("last_pull_at").notNull(),
+    /** Float64Array of the decision ids, ascending. */
+    ids: blob("ids", { mode: "buffer" }).notNull(),
+    /** Uint32Array: when each was sent, in seconds since the epoch. */
+    sentAt: blob("sent_at", { mode: "buffer" }).notNull(),
+    /** JSON: the value of each IPv6 decision id (IPv4 ids carry their value). */
+    v6Values: text("v6_values").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.apiKeyId, t.clientAddress] })],
+);
 
 export const jobRuns = sqliteTable("job_runs", {
   name: text("name").primaryKey(),
@@ -375,6 +405,7 @@ export const schemaTables = {
   threats,
   feeds,
   feedEntries,
+  bouncers,
   decisionCursors,
   jobRuns,
   meta,

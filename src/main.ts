@@ -7,6 +7,7 @@ import type { Command } from "./cli/command";
 import { serveCommand } from "./cli/serve";
 import { userCommand } from "./cli/user";
 import { keyCommand } from "./cli/key";
+import { bouncerCommand } from "./cli/bouncer";
 import { importCommand } from "./cli/import";
 import { allowCommand } from "./cli/allow";
 import { feedCommand } from "./cli/feed";
@@ -16,7 +17,7 @@ import { snapshotCommand } from "./cli/snapshot";
 import { checkCommand } from "./cli/check";
 import { blocklistCommand } from "./cli/blocklist";
 
-const commands: Command[] = [serveCommand, userCommand, keyCommand, importCommand, allowCommand, feedCommand, geoCommand, jobsCommand, snapshotCommand, checkCommand, blocklistCommand];
+const commands: Command[] = [serveCommand, userCommand, keyCommand, importCommand, allowCommand, feedCommand, geoCommand, jobsCommand, snapshotCommand, checkCommand, blocklistCommand, bouncerCommand];
 
 function usage(): string {
   return [

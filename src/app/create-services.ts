@@ -2,6 +2,8 @@
 // jobs and what the HTTP layer shares (metrics, blocklists), in dependency order. `serve` and the test harness
 // call createServices; nothing else creates singletons.
 
+import { Bouncers } from "../services/bouncers/bouncers";
+import { BouncerTables } from "../store/bouncers";
 import { type Clock, systemClock } from "../domain/clock";
 import { type Config, scoringParametersOf } from "../config";
 import type { Store } from "../store/database";
@@ -182,6 +184,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     rateLimiter,
     changes,
     blocklists: new BlocklistService({ index, allowlist, clock, expireDue: () => void reputation.expireDue() }),
+    bouncers: new Bouncers({ index, allowlist, clock, expireDue: () => void reputation.expireDue(), tables: new BouncerTables(store) }),
     isReady: () => true,
     stop: async () => {
       for (const stop of stoppers.reverse()) await stop();

@@ -5,6 +5,7 @@
 // writing requests before they reach a route, see src/http/read-only.ts). API keys are the static ones given
 // with --api-key or ABUSE_INTEL_API_KEYS: a snapshot carries no accounts.
 
+import { Bouncers } from "../services/bouncers/bouncers";
 import { createHash, randomBytes } from "node:crypto";
 import type { Config } from "../config";
 import { type Clock, systemClock } from "../domain/clock";
@@ -143,6 +144,13 @@ export async function createSnapshotServices(options: SnapshotServiceOptions): P
       indexSync: refusing("indexSync"),
       scheduler: refusing("scheduler"),
       feeds: refusing("feeds"),
+      bouncers: new Bouncers({
+        index: snapshot.index,
+        allowlist: snapshot.allowlist,
+        clock,
+        expireDue: () => void snapshot.reputation.expireDue(),
+        tables: null,
+      }),
       blocklists: new BlocklistService({
         index: snapshot.index,
         allowlist: snapshot.allowlist,

@@ -4,6 +4,7 @@
 // they cannot drift.
 
 import { ABUSEIPDB_SECURITY_SCHEME, ABUSEIPDB_TAG, abuseIpdbPaths } from "./abuseipdb/openapi";
+import { CROWDSEC_SECURITY_SCHEME, CROWDSEC_TAG, crowdsecPaths } from "./crowdsec/openapi";
 import { BLOCKLIST_FORMATS, DEFAULT_MINIMUM_RISK } from "../domain/blocklist/query";
 import { CATEGORIES } from "../domain/categories";
 import { type ErrorCode, STATUS_OF_CODE } from "../domain/errors";
@@ -956,9 +957,10 @@ export function buildOpenApiDocument(): OpenApiDocument {
       { name: "Webhooks", description: "Signed event deliveries to your endpoints." },
       { name: "Administration", description: "Accounts, report review, allowlist, scheduled jobs (role admin)." },
       { name: "Operations", description: "Health, metrics and this documentation; no credential, no rate limit." },
+      CROWDSEC_TAG,
       ABUSEIPDB_TAG,
     ],
-    paths: { ...paths, ...(abuseIpdbPaths as Record<string, Record<string, Operation>>) },
+    paths: { ...paths, ...(crowdsecPaths as Record<string, Record<string, Operation>>), ...(abuseIpdbPaths as Record<string, Record<string, Operation>>) },
     webhooks,
     components: {
       schemas,
@@ -975,6 +977,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
         },
         MetricsToken: { type: "http", scheme: "bearer", description: "The server's `--metrics-token` (`ABUSE_INTEL_METRICS_TOKEN`), when it is set." },
         AbuseIpdbKey: ABUSEIPDB_SECURITY_SCHEME,
+        CrowdSecKey: CROWDSEC_SECURITY_SCHEME,
       },
     },
   };

@@ -2,6 +2,7 @@
 // root (src/app/create-services.ts for a data directory, src/app/snapshot-services.ts for a snapshot) or by a
 // test harness; none of the users builds its own singletons.
 
+import type { Bouncers } from "./bouncers/bouncers";
 import type { Clock } from "../domain/clock";
 import type { Config } from "../config";
 import type { ScoringParameters } from "../domain/scoring";
@@ -72,6 +73,8 @@ export interface Services {
   allowlist: Allowlist;
   /** Feeds and listed networks: imports, replaces, removal (contract 12). */
   feeds: Feeds;
+  /** Firewall bouncers and their pulls of the decisions stream (contract 14). */
+  bouncers: Bouncers;
   /** Lookups: detail, reputation, bulk, recent (contract 5.1, 5.2, 5.8, 5.9). */
   reputation: Reputation;
   /** Threat patterns: detection (the detect-threats job) and the list behind GET /v1/threats (contract 9). */

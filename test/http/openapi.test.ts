@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ABUSEIPDB_ENDPOINTS } from "../../src/http/abuseipdb/router";
+import { CROWDSEC_ENDPOINTS } from "../../src/http/crowdsec/routes";
 import { createHash } from "node:crypto";
 import { addUser, type TestUser } from "../support/accounts";
 import { bodyOf, createHarness, type Harness } from "../support/harness";
@@ -22,6 +23,8 @@ const served = () =>
     ...h.app.routes.map((r) => `${r.method.toUpperCase()} ${openApiPath(r.path)}`),
     // /api/v2 is served ahead of the app, on Bun's router (test/http/abuseipdb.test.ts checks its credentials).
     ...Object.entries(ABUSEIPDB_ENDPOINTS).flatMap(([name, methods]) => methods.map((m) => `${m} /api/v2/${name}`)),
+    // So are the CrowdSec bouncer routes (test/http/crowdsec.test.ts checks their credential).
+    ...Object.entries(CROWDSEC_ENDPOINTS).flatMap(([path, methods]) => methods.map((m) => `${m} ${path}`)),
   ]);
 
 const documented = () =>
@@ -160,7 +163,7 @@ describe("GET /v1/openapi.json (section 11)", () => {
       for (const [method, op] of Object.entries(ops)) {
         const access: string = op["x-access"];
         const route = `${method.toUpperCase()} ${path}`;
-        if (path.startsWith("/api/v2/")) continue;
+        if (path.startsWith("/api/v2/") || path in CROWDSEC_ENDPOINTS) continue;
         const status = async (headers: Record<string, string>) => (await h.call(method.toUpperCase(), fill(path), { headers })).status;
         const anonymous = await status({});
         if (access === "public" || access === "metrics") {

@@ -12,6 +12,7 @@ import { AbuseIpdbReporting } from "../../services/abuseipdb/reporting";
 import { DEFAULT_MAX_AGE_DAYS, MAX_AGE_DAYS, ParameterError } from "../../services/abuseipdb/wire";
 import type { Services } from "../../services/services";
 import { AddressReports } from "../../store/address-reports";
+import { DAY_MS } from "../../domain/scoring";
 import { isBusyError } from "../../store/database";
 import { readOnlyRefusal } from "../read-only";
 import { accessLogOf } from "../routes/metrics";
@@ -161,14 +162,19 @@ export function abuseIpdbRoutes(services: Services): (request: Request) => Promi
     return principal;
   }
 
+  /** The headers of a request not counted: the large constant, and the next UTC midnight (no limiter needed). */
+  function unlimitedHeaders(headers: Record<string, string>): void {
+    headers["x-ratelimit-limit"] = String(UNLIMITED_RATE_LIMIT);
+    headers["x-ratelimit-remaining"] = String(UNLIMITED_RATE_LIMIT);
+    headers["x-ratelimit-reset"] = String((Math.floor(services.clock.now() / DAY_MS) + 1) * (DAY_MS / 1000));
+  }
+
   /** Counts the request once; sets the three headers (a large constant for unlimited accounts), or the 429. */
   function countRequest(principal: Principal, headers: Record<string, string>): void {
     const limiter = services.rateLimiter;
     const budget = principal.dailyBudget;
     if (budget === null) {
-      headers["x-ratelimit-limit"] = String(UNLIMITED_RATE_LIMIT);
-      headers["x-ratelimit-remaining"] = String(UNLIMITED_RATE_LIMIT);
-      headers["x-ratelimit-reset"] = limiter.resetHeader();
+      unlimitedHeaders(headers);
       return;
     }
     const remaining = limiter.take(principal.userId, budget);
@@ -196,9 +202,9 @@ export function abuseIpdbRoutes(services: Services): (request: Request) => Promi
     }
     if (!headers["x-ratelimit-limit"]) {
       // Before the credential was known (a 401, 404): the headers still go out, as clients expect them.
-      response.headers.set("x-ratelimit-limit", String(UNLIMITED_RATE_LIMIT));
-      response.headers.set("x-ratelimit-remaining", String(UNLIMITED_RATE_LIMIT));
-      response.headers.set("x-ratelimit-reset", services.rateLimiter.resetHeader());
+      const fallback: Record<string, string> = {};
+      unlimitedHeaders(fallback);
+      for (const [name, value] of Object.entries(fallback)) response.headers.set(name, value);
     }
     const seconds = (performance.now() - started) / 1000;
     counters.record(request.method, route, response.status, seconds);

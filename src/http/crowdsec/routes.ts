@@ -1,0 +1,111 @@
+// The routes of CrowdSec's Local API that a firewall bouncer uses (contract 14), on Bun's router ahead of the
+// Elysia app: LAPI's own wire format (a 403 `{"message":"access forbidden"}` for a bad key), `X-Api-Key` auth, and
+// pulls that do not count against the daily budget (a bouncer polls every 10 seconds).
+
+import type { Server } from "bun";
+import type { Cidr, Ip } from "../../domain/ip";
+import { tryParseCidr, tryParseIp } from "../../domain/ip";
+import type { Principal } from "../../domain/principal";
+import type { PullOptions } from "../../services/bouncers/bouncers";
+import type { Services } from "../../services/services";
+import { accessLogOf } from "../routes/metrics";
+
+export const DECISIONS_STREAM_ROUTE = "/v1/decisions/stream";
+export const DECISIONS_ROUTE = "/v1/decisions";
+export const USAGE_METRICS_ROUTE = "/v1/usage-metrics";
+/** What each route answers, for the OpenAPI check. */
+export const CROWDSEC_ENDPOINTS: Readonly<Record<string, readonly string[]>> = {
+  [DECISIONS_STREAM_ROUTE]: ["GET", "HEAD"],
+  [DECISIONS_ROUTE]: ["GET"],
+  [USAGE_METRICS_ROUTE]: ["POST"],
+};
+
+const JSON_HEADERS = { "content-type": "application/json" };
+const forbidden = () => new Response('{"message":"access forbidden"}', { status: 403, headers: JSON_HEADERS });
+const badRequest = (message: string) => new Response(JSON.stringify({ message }), { status: 400, headers: JSON_HEADERS });
+
+const list = (value: string | null): string[] =>
+  value === null ? [] : value.split(",").map((s) => s.trim()).filter((s) => s !== "");
+
+export function crowdsecRoutes(services: Services) {
+  const counters = services.metrics.requests;
+  const log = accessLogOf(services);
+
+  function principalOf(request: Request): Principal | null {
+    const key = request.headers.get("x-api-key");
+    return key === null || key.trim() === "" ? null : services.credentials.byApiKey(key.trim());
+  }
+
+  /** Counts and logs an answer; an unexpected failure becomes LAPI's 500 body, never a stack. */
+  function served(method: string, route: string, request: Request, answer: () => Response): Response {
+    const started = performance.now();
+    let response: Response;
+    try {
+      response = answer();
+    } catch (error) {
+      console.error(`internal error in ${route}:`, error);
+      response = new Response('{"message":"internal error"}', { status: 500, headers: JSON_HEADERS });
+    }
+    const seconds = (performance.now() - started) / 1000;
+    counters.record(method, route, response.status, seconds);
+    log?.(request, response.status, seconds);
+    return response;
+  }
+
+  return {
+    [DECISIONS_STREAM_ROUTE]: {
+      GET: (request: Request, server: Server<undefined>) =>
+        served("GET", DECISIONS_STREAM_ROUTE, request, () => {
+          const principal = principalOf(request);
+          if (principal === null) return forbidden();
+          const query = new URL(request.url).searchParams;
+          const scopes = new Set(list(query.get("scopes") ?? "ip,range").map((s) => s.toLowerCase()));
+          const options: PullOptions = {
+            startup: (query.get("startup") ?? "").toLowerCase() === "true",
+            scopes: scopes.size === 0 ? new Set(["ip", "range"]) : scopes,
+            scenariosContaining: list(query.get("scenarios_containing")),
+            scenariosNotContaining: list(query.get("scenarios_not_containing")),
+          };
+          const client = server.requestIP(request)?.address ?? "unknown";
+          return new Response(services.bouncers.pull(principal, client, options), { headers: JSON_HEADERS });
+        }),
+      HEAD: (request: Request) =>
+        served("HEAD", DECISIONS_STREAM_ROUTE, request, () => (principalOf(request) === null ? forbidden() : new Response(null, { status: 200, headers: JSON_HEADERS }))),
+    },
+    [DECISIONS_ROUTE]: {
+      GET: (request: Request) =>
+        served("GET", DECISIONS_ROUTE, request, () => {
+          const principal = principalOf(request);
+          if (principal === null) return forbidden();
+          const query = new URL(request.url).searchParams;
+          const ipText = query.get("ip");
+          const rangeText = query.get("range");
+          let key: Ip | Cidr;
+          if (ipText !== null) {
+            const ip = tryParseIp(ipText);
+            if (typeof ip === "string") return badRequest(`ip: ${ip}`);
+            key = ip;
+          } else if (rangeText !== null) {
+            const cidr = tryParseCidr(rangeText);
+            if (typeof cidr === "string") return badRequest(`range: ${cidr}`);
+            key = cidr;
+          } else {
+            return badRequest("give ip=ADDRESS or range=CIDR");
+          }
+          return new Response(services.bouncers.decisionsAround(principal, key) ?? "null", { headers: JSON_HEADERS });
+        }),
+    },
+    [USAGE_METRICS_ROUTE]: {
+      POST: async (request: Request) => {
+        // The body (the bouncer's counters) is read and dropped: only that it came is kept, for `bouncer list`.
+        await request.arrayBuffer().catch(() => undefined);
+        return served("POST", USAGE_METRICS_ROUTE, request, () => {
+          const principal = principalOf(request);
+          if (principal === null) return forbidden();
+          services.bouncers.noteUsageMetrics(principal);
+          return new Response("{}", { status: 201, headers: JSON_HEADERS });
+        });
+      },
+    },
+  };
+}

@@ -1,0 +1,154 @@
+// One bouncer pull (contract 14): what the decisions stream and `GET /v1/decisions` answer for a key, from the list
+// its filter gives now (decision-list.ts) and what it was last sent (decision-stream.ts). A bouncer's key pulls
+// with its own filter, mode and duration (registry.ts); any other API key with the default filter (HIGH and worse,
+// everything, networks as Range decisions only).
+
+import type { Category } from "../../domain/categories";
+import type { Clock } from "../../domain/clock";
+import { MAX_DECISION_DURATION_SECONDS, isV6DecisionId, v4DecisionId, v4DecisionOf, v6DecisionId, v6DecisionValue } from "../../domain/decisions";
+import { type Cidr, type Ip, ipv4Mask } from "../../domain/ip";
+import type { Principal } from "../../domain/principal";
+import { RISK_LEVELS, type RiskLevel } from "../../domain/risk";
+import { NOT_FOUND } from "../../index/radix-common";
+import type { ReputationIndex } from "../../index/reputation-index";
+import type { BouncerRow, BouncerTables, CursorRow } from "../../store/bouncers";
+import type { Allowlist } from "../allowlist/allowlist";
+import { type DecisionFilter, type DecisionList, currentDecisions } from "./decision-list";
+import { decisionJson, planPull, streamPull } from "./decision-stream";
+
+const DEFAULT_FILTER: DecisionFilter = { minimumRisk: "HIGH", categories: null, expandNetworks: false };
+
+export interface PullOptions {
+  startup: boolean;
+  /** Lower-case scopes wanted: "ip", "range". */
+  scopes: ReadonlySet<string>;
+  scenariosContaining: string[];
+  scenariosNotContaining: string[];
+}
+
+export interface BouncerDeps {
+  index: ReputationIndex;
+  allowlist: Allowlist;
+  clock: Clock;
+  /** Rescores what retention expired, before the list is read. */
+  expireDue: () => void;
+  /** The tables; null on a read-only snapshot server, which knows no bouncers and keeps cursors in memory. */
+  tables: BouncerTables | null;
+}
+
+export class Bouncers {
+  private readonly memory = new Map<string, CursorRow>();
+  private allowlistChanges = 0;
+  private cache = new Map<string, { state: string; list: DecisionList }>();
+
+  constructor(private readonly deps: BouncerDeps) {
+    deps.allowlist.onChange(() => this.allowlistChanges++);
+  }
+
+  noteUsageMetrics(principal: Principal): void {
+    if (principal.apiKeyId !== null && this.deps.tables !== null) this.deps.tables.noteMetrics(principal.apiKeyId, this.deps.clock.now());
+  }
+
+  private bouncerOf(principal: Principal): BouncerRow | null {
+    return this.deps.tables === null || principal.apiKeyId === null ? null : this.deps.tables.byKey(principal.apiKeyId);
+  }
+
+  /** One pull: the body as a stream; the cursor is committed once the body went out whole. */
+  pull(principal: Principal, clientAddress: string, options: PullOptions): ReadableStream<Uint8Array> {
+    const bouncer = this.bouncerOf(principal);
+    const duration = bouncer?.durationSeconds ?? MAX_DECISION_DURATION_SECONDS;
+    const list = this.wanted(this.listFor(bouncer), options);
+    const cursorKey = `${principal.apiKeyId ?? `user${principal.userId}`}|${clientAddress}`;
+    const tables = principal.apiKeyId === null ? null : this.deps.tables;
+    const cursor = tables === null ? (this.memory.get(cursorKey) ?? null) : tables.cursor(principal.apiKeyId as number, clientAddress);
+    const now = this.deps.clock.now();
+    const plan = planPull(list, cursor, options.startup, now, duration);
+    return streamPull(plan, now, duration, (id) => this.scenarioOf(id), () => {
+      if (tables === null) this.memory.set(cursorKey, plan.next);
+      else tables.saveCursor(principal.apiKeyId as number, clientAddress, plan.next);
+    });
+  }
+
+  /** `GET /v1/decisions?ip=|range=`: the listed address itself and every listed network around it, or null. */
+  decisionsAround(principal: Principal, key: Ip | Cidr): string | null {
+    const bouncer = this.bouncerOf(principal);
+    const duration = bouncer?.durationSeconds ?? MAX_DECISION_DURATION_SECONDS;
+    const list = this.listFor(bouncer);
+    const ip = "prefixLength" in key ? key.network : key;
+    const top = "prefixLength" in key ? key.prefixLength : ip.version === 4 ? 32 : 128;
+    const out: string[] = [];
+    const now = this.deps.clock.now();
+    const words = new Uint32Array(4);
+    for (let len = top; len >= 0; len--) {
+      let id: number;
+      let found: { value: string; scope: "Ip" | "Range" };
+      if (ip.version === 4) {
+        id = v4DecisionId((ip.value & ipv4Mask(len)) >>> 0, len);
+        found = v4DecisionOf(id);
+      } else {
+        for (let w = 0; w < 4; w++) words[w] = (ip.words[w] & ipv4Mask(Math.min(32, Math.max(0, len - 32 * w)))) >>> 0;
+        id = v6DecisionId(words, len);
+        found = v6DecisionValue(words, len);
+      }
+      if (includes(list.ids, id)) out.push(decisionJson(id, found.value, found.scope, duration, now + duration * 1000, this.scenarioOf(id)));
+    }
+    return out.length === 0 ? null : `[${out.join(",")}]`;
+  }
+
+  /** The list a bouncer's filter gives now, computed once per index generation and allowlist change. */
+  private listFor(bouncer: BouncerRow | null): DecisionList {
+    this.deps.expireDue();
+    const filter: DecisionFilter = bouncer === null
+      ? DEFAULT_FILTER
+      : { minimumRisk: bouncer.minimumRisk as RiskLevel, categories: bouncer.categories === null ? null : (bouncer.categories.split(",") as Category[]), expandNetworks: bouncer.mode === "nftables" };
+    const filterKey = `${filter.minimumRisk}|${filter.categories?.join(",") ?? ""}|${filter.expandNetworks}`;
+    const state = `${this.deps.index.generation}|${this.allowlistChanges}`;
+    const cached = this.cache.get(filterKey);
+    if (cached !== undefined && cached.state === state) return cached.list;
+    const list = currentDecisions(this.deps.index, this.deps.allowlist.set, filter);
+    this.cache.set(filterKey, { state, list });
+    return list;
+  }
+
+  /** The list narrowed to the scopes and scenarios a pull asks for. */
+  private wanted(list: DecisionList, options: PullOptions): DecisionList {
+    const all = options.scopes.has("ip") && options.scopes.has("range") && options.scenariosContaining.length === 0 && options.scenariosNotContaining.length === 0;
+    if (all) return list;
+    const keep = (id: number) => {
+      const scope = isV6DecisionId(id) ? (list.v6.get(id)?.scope ?? "Ip") : v4DecisionOf(id).scope;
+      if (!options.scopes.has(scope.toLowerCase())) return false;
+      const scenario = this.scenarioOf(id);
+      if (options.scenariosContaining.length > 0 && !options.scenariosContaining.some((s) => scenario.includes(s))) return false;
+      return !options.scenariosNotContaining.some((s) => scenario.includes(s));
+    };
+    return { ids: list.ids.filter(keep), v6: list.v6 };
+  }
+
+  /** `abuse-intel/<risk>` of the entry behind a decision (an expanded address: its network's). */
+  private scenarioOf(id: number): string {
+    const { index } = this.deps;
+    let slot = NOT_FOUND;
+    if (!isV6DecisionId(id)) {
+      const n = id - 1;
+      const len = n % 64;
+      const address = (n - len) / 64;
+      slot = index.v4.getPrefix(address, len);
+      if (slot === NOT_FOUND) slot = index.v4.longestMatch(address);
+    }
+    const risk = slot === NOT_FOUND ? null : RISK_LEVELS[index.risk[slot]];
+    return `abuse-intel/${(risk ?? "listed").toLowerCase()}`;
+  }
+
+}
+
+function includes(sorted: Float64Array, id: number): boolean {
+  let lo = 0;
+  let hi = sorted.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid] === id) return true;
+    if (sorted[mid] < id) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return false;
+}

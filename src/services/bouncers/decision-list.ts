@@ -1,0 +1,80 @@
+// Firewall bouncers (contract 14): CrowdSec's firewall bouncers pull the appliance's list as "decisions". This
+// folder owns what a bouncer is sent: the list for its filter (this file), the difference from what it was last
+// sent (decision-stream.ts), and the bouncers themselves (bouncers.ts). src/http/crowdsec/ speaks the wire.
+//
+// This file: the decisions a filter lists now, as sorted ids (see domain/decisions.ts). Every listed address and
+// network passing the filter is one decision, a network inside another listed one too; for an nftables-mode
+// bouncer, which keeps only the first address of a Range, IPv4 networks of /22 or smaller are also sent as one Ip
+// decision per address.
+
+import { type Category, maskOf } from "../../domain/categories";
+import { v4DecisionId, v6DecisionId, v6DecisionValue } from "../../domain/decisions";
+import { type RiskLevel, riskCode } from "../../domain/risk";
+import type { ReputationIndex } from "../../index/reputation-index";
+import type { CidrSet } from "../../index/cidr-set";
+
+/** The widest IPv4 network expanded into addresses for nftables-mode bouncers (1,024 addresses). */
+export const NFTABLES_EXPANSION_PREFIX = 22;
+
+export interface DecisionFilter {
+  minimumRisk: RiskLevel;
+  categories: readonly Category[] | null;
+  /** Expand IPv4 networks of /22 or smaller into addresses (nftables mode). */
+  expandNetworks: boolean;
+}
+
+export interface DecisionList {
+  /** Decision ids, ascending, distinct. */
+  ids: Float64Array;
+  /** IPv6 decisions' values by id (IPv4 ids carry their value). */
+  v6: Map<number, { value: string; scope: "Ip" | "Range" }>;
+}
+
+export function currentDecisions(index: ReputationIndex, allowlist: CidrSet, filter: DecisionFilter): DecisionList {
+  const minRisk = riskCode(filter.minimumRisk);
+  const mask = filter.categories && filter.categories.length > 0 ? maskOf(filter.categories) : 0;
+  const { risk, categories } = index;
+  const checkAllow = allowlist.size > 0;
+  const listed = (slot: number) => risk[slot] >= minRisk && (mask === 0 || (categories[slot] & mask) !== 0);
+
+  let ids = new Float64Array(Math.max(16, index.v4.size + index.v6.size));
+  let n = 0;
+  const push = (id: number) => {
+    if (n === ids.length) {
+      const grown = new Float64Array(ids.length * 2);
+      grown.set(ids);
+      ids = grown;
+    }
+    ids[n++] = id;
+  };
+
+  const c4 = index.v4.cursor();
+  while (c4.next()) {
+    if (!listed(c4.value)) continue;
+    const network = c4.network;
+    const len = c4.prefixLength;
+    if (checkAllow && allowlist.containsV4(network)) continue;
+    push(v4DecisionId(network, len));
+    if (filter.expandNetworks && len < 32 && len >= NFTABLES_EXPANSION_PREFIX) {
+      const count = 2 ** (32 - len);
+      for (let i = 0; i < count; i++) {
+        const address = network + i;
+        if (!checkAllow || !allowlist.containsV4(address)) push(v4DecisionId(address, 32));
+      }
+    }
+  }
+  const v6 = new Map<number, { value: string; scope: "Ip" | "Range" }>();
+  const c6 = index.v6.cursor();
+  while (c6.next()) {
+    if (!listed(c6.value)) continue;
+    if (checkAllow && allowlist.containsV6(c6.network)) continue;
+    const id = v6DecisionId(c6.network, c6.prefixLength);
+    v6.set(id, v6DecisionValue(c6.network, c6.prefixLength));
+    push(id);
+  }
+  // Native numeric sort, then drop repeats (an address listed itself and inside an expanded network).
+  const sorted = ids.subarray(0, n).sort();
+  let m = 0;
+  for (let i = 0; i < n; i++) if (i === 0 || sorted[i] !== sorted[i - 1]) sorted[m++] = sorted[i];
+  return { ids: sorted.slice(0, m), v6 };
+}

@@ -1,0 +1,115 @@
+// The bouncers and their decision cursors (contract 14): one module for both tables, which change together.
+
+import type { Store } from "./database";
+
+export type BouncerMode = "nftables" | "ipset" | "iptables";
+
+export interface BouncerRow {
+  name: string;
+  apiKeyId: number;
+  minimumRisk: string;
+  categories: string | null;
+  mode: BouncerMode;
+  durationSeconds: number;
+  createdAt: number;
+  lastMetricsAt: number | null;
+}
+
+export interface CursorRow {
+  lastPullAt: number;
+  ids: Float64Array;
+  sentAt: Uint32Array;
+  v6Values: Record<string, string>;
+}
+
+export interface PullView {
+  apiKeyId: number;
+  clientAddress: string;
+  lastPullAt: number;
+}
+
+const BOUNCER_COLUMNS = `name, api_key_id AS apiKeyId, minimum_risk AS minimumRisk, categories, mode,
+  duration_seconds AS durationSeconds, created_at AS createdAt, last_metrics_at AS lastMetricsAt`;
+
+export class BouncerTables {
+  private readonly stmt;
+
+  constructor(store: Store) {
+    const db = store.sqlite;
+    this.stmt = {
+      insert: db.prepare<unknown, [string, number, string, string | null, string, number, number]>(
+        "INSERT INTO bouncers (name, api_key_id, minimum_risk, categories, mode, duration_seconds, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      ),
+      all: db.prepare<BouncerRow, []>(`SELECT ${BOUNCER_COLUMNS} FROM bouncers ORDER BY name`),
+      byName: db.prepare<BouncerRow, [string]>(`SELECT ${BOUNCER_COLUMNS} FROM bouncers WHERE name = ?`),
+      byKey: db.prepare<BouncerRow, [number]>(`SELECT ${BOUNCER_COLUMNS} FROM bouncers WHERE api_key_id = ?`),
+      remove: db.prepare<unknown, [string]>("DELETE FROM bouncers WHERE name = ?"),
+      noteMetrics: db.prepare<unknown, [number, number]>("UPDATE bouncers SET last_metrics_at = ? WHERE api_key_id = ?"),
+      cursor: db.prepare<{ lastPullAt: number; ids: Uint8Array; sentAt: Uint8Array; v6Values: string }, [number, string]>(
+        "SELECT last_pull_at AS lastPullAt, ids, sent_at AS sentAt, v6_values AS v6Values FROM decision_cursors WHERE api_key_id = ? AND client_address = ?",
+      ),
+      saveCursor: db.prepare<unknown, [number, string, number, Uint8Array, Uint8Array, string]>(
+        `INSERT INTO decision_cursors (api_key_id, client_address, last_pull_at, ids, sent_at, v6_values) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (api_key_id, client_address) DO UPDATE SET last_pull_at = excluded.last_pull_at, ids = excluded.ids,
+           sent_at = excluded.sent_at, v6_values = excluded.v6_values`,
+      ),
+      removeCursors: db.prepare<unknown, [number]>("DELETE FROM decision_cursors WHERE api_key_id = ?"),
+      pulls: db.prepare<PullView, []>("SELECT api_key_id AS apiKeyId, client_address AS clientAddress, last_pull_at AS lastPullAt FROM decision_cursors ORDER BY last_pull_at DESC"),
+    };
+  }
+
+  insert(row: Omit<BouncerRow, "lastMetricsAt">): void {
+    this.stmt.insert.run(row.name, row.apiKeyId, row.minimumRisk, row.categories, row.mode, row.durationSeconds, row.createdAt);
+  }
+
+  list(): BouncerRow[] {
+    return this.stmt.all.all();
+  }
+
+  byName(name: string): BouncerRow | null {
+    return this.stmt.byName.get(name) ?? null;
+  }
+
+  byKey(apiKeyId: number): BouncerRow | null {
+    return this.stmt.byKey.get(apiKeyId) ?? null;
+  }
+
+  /** Removes a bouncer and its cursors. Call inside a transaction with the key's revocation. */
+  remove(row: BouncerRow): void {
+    this.stmt.removeCursors.run(row.apiKeyId);
+    this.stmt.remove.run(row.name);
+  }
+
+  noteMetrics(apiKeyId: number, atMs: number): void {
+    this.stmt.noteMetrics.run(atMs, apiKeyId);
+  }
+
+  cursor(apiKeyId: number, clientAddress: string): CursorRow | null {
+    const row = this.stmt.cursor.get(apiKeyId, clientAddress);
+    if (!row) return null;
+    return {
+      lastPullAt: row.lastPullAt,
+      ids: new Float64Array(copyOf(row.ids).buffer),
+      sentAt: new Uint32Array(copyOf(row.sentAt).buffer),
+      v6Values: JSON.parse(row.v6Values) as Record<string, string>,
+    };
+  }
+
+  /** Commits what a bouncer was just sent whole. */
+  saveCursor(apiKeyId: number, clientAddress: string, cursor: CursorRow): void {
+    const bytes = (a: Float64Array | Uint32Array) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+    this.stmt.saveCursor.run(apiKeyId, clientAddress, cursor.lastPullAt, bytes(cursor.ids), bytes(cursor.sentAt), JSON.stringify(cursor.v6Values));
+  }
+
+  /** Every cursor's last pull, newest first. */
+  pulls(): PullView[] {
+    return this.stmt.pulls.all();
+  }
+}
+
+/** A fresh, aligned copy of a blob (SQLite's buffers may start at any offset). */
+function copyOf(bytes: Uint8Array): Uint8Array {
+  const copy = new Uint8Array(bytes.byteLength);
+  copy.set(bytes);
+  return copy;
+}

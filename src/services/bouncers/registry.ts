@@ -2,7 +2,7 @@
 // `bouncers@abuse-intel.local` with a filter, a mode and a duration; deleting it revokes the key.
 
 import { randomBytes } from "node:crypto";
-import { parseCategoryList } from "../../domain/categories";
+import { CATEGORIES, parseCategoryList } from "../../domain/categories";
 import type { Clock } from "../../domain/clock";
 import { MAX_DECISION_DURATION_SECONDS, goDuration, parseGoDuration } from "../../domain/decisions";
 import { AppError, notFound, validationFailed } from "../../domain/errors";
@@ -54,7 +54,9 @@ export class BouncerRegistry {
   async add(input: { name: string; minimumRisk?: string; categories?: string; mode?: string; duration?: string }): Promise<{ bouncer: BouncerView; key: string }> {
     const name = parseBouncerName(input.name);
     const minimumRisk = input.minimumRisk === undefined ? "HIGH" : parseRiskLevel(input.minimumRisk.toUpperCase(), "--risk-level");
-    const categories = input.categories === undefined ? null : parseCategoryList(input.categories, "--category");
+    const asked = input.categories === undefined ? null : parseCategoryList(input.categories, "--category");
+    // In the contract's order, whatever order they were given in.
+    const categories = asked === null ? null : CATEGORIES.filter((c) => asked.includes(c));
     const mode = (input.mode ?? "nftables") as BouncerMode;
     if (!BOUNCER_MODES.includes(mode)) throw validationFailed([{ field: "mode", message: `--mode is one of ${BOUNCER_MODES.join(", ")}` }]);
     const seconds = input.duration === undefined ? MAX_DECISION_DURATION_SECONDS : parseGoDuration(input.duration);

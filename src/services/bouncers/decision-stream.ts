@@ -66,9 +66,16 @@ function pick(values: Record<string, string>, ids: Float64Array | number[]): Rec
 
 /** A decision as CrowdSec's LAPI writes it: every field present and non-null. */
 export function decisionJson(id: number, value: string, scope: "Ip" | "Range", secondsLeft: number, untilMs: number, scenario: string): string {
-  const hex = id.toString(16).padStart(20, "0");
-  const uuid = `ab5e1ce0-${hex.slice(0, 4)}-4${hex.slice(4, 7)}-8${hex.slice(7, 10)}-${hex.slice(10, 20)}00`;
-  return `{"id":${id},"uuid":"${uuid}","origin":"abuse-intel","type":"ban","scope":"${scope}","value":"${value}","duration":"${goDuration(secondsLeft)}","until":"${new Date(untilMs).toISOString().slice(0, 19)}Z","scenario":"${scenario}"}`;
+  return decisionWriter(secondsLeft, untilMs)(id, value, scope, scenario);
+}
+
+/** Writes decisions that share a duration and an end (those of one answer), with those parts made once. */
+export function decisionWriter(secondsLeft: number, untilMs: number): (id: number, value: string, scope: "Ip" | "Range", scenario: string) => string {
+  const tail = `","duration":"${goDuration(secondsLeft)}","until":"${new Date(untilMs).toISOString().slice(0, 19)}Z","scenario":"`;
+  return (id, value, scope, scenario) => {
+    const hex = id.toString(16).padStart(20, "0");
+    return `{"id":${id},"uuid":"ab5e1ce0-${hex.slice(0, 4)}-4${hex.slice(4, 7)}-8${hex.slice(7, 10)}-${hex.slice(10, 20)}00","origin":"abuse-intel","type":"ban","scope":"${scope}","value":"${value}${tail}${scenario}"}`;
+  };
 }
 
 /** The value and scope of a decision id, given the IPv6 values known for it. */
@@ -101,6 +108,7 @@ export function streamPull(plan: PullPlan, nowMs: number, durationSeconds: numbe
   let firstInSection = true;
   let headerWritten = false;
   const values = plan.next.v6Values;
+  const write = decisionWriter(durationSeconds, nowMs + durationSeconds * 1000);
   return new ReadableStream<Uint8Array>({
     pull(controller) {
       if (finished) {
@@ -121,7 +129,7 @@ export function streamPull(plan: PullPlan, nowMs: number, durationSeconds: numbe
           const id = ids[at];
           const v = valueOf(id, values);
           if (v === null) continue;
-          text += `${firstInSection ? "" : ","}${decisionJson(id, v.value, v.scope, durationSeconds, nowMs + durationSeconds * 1000, name === "new" ? scenario(id) : "abuse-intel/delisted")}`;
+          text += `${firstInSection ? "" : ","}${write(id, v.value, v.scope, name === "new" ? scenario(id) : "abuse-intel/delisted")}`;
           firstInSection = false;
         }
         if (at >= ids.length) {

@@ -1,7 +1,7 @@
 // Benchmark of the CrowdSec decisions stream (issue 14), over HTTP on a real port, with 1 M listed addresses:
 // - the startup answer, fetched by curl in its own process: time to first byte (target < 1 s) and to the whole
-//   body, its size, and the server's RSS growth while it streams (this process is the server; target: under
-//   200 MiB over the resting RSS, against a body of about 210 MiB);
+//   body, its size, and the server's RSS while it streams (this process is the server; target: flat, i.e. the
+//   second half of the body adds under 25 MiB: the answer is never held whole);
 // - the delta pull with nothing changed, beside a reputation lookup over the same connection kind in the same run
 //   (the ceiling: a pull should cost a bounded number of lookups, here at most 2,000, as it walks the list).
 // Run: npx bun test/bench/decisions.bench.ts

@@ -207,6 +207,21 @@ describe("serve --snapshot", () => {
     expect((await readOnly.request("GET", "/v1/ip/8.8.8.8")).status).toBe(401);
   });
 
+  test("/api/v2 and the bouncer stream answer from the snapshot; /api/v2 reports get 503", async () => {
+    const headers = { Key: STATIC_KEY };
+    const check = await readOnly.request("GET", "/api/v2/check?ipAddress=45.33.32.156", { headers });
+    expect(check.status).toBe(200);
+    const live = await bodyOf(await server.request("GET", "/v1/ip/45.33.32.156/reputation", { headers: key() }));
+    expect((await bodyOf(check)).data.abuseConfidenceScore).toBe(100 - live.data.reputationScore);
+    const report = await readOnly.request("POST", "/api/v2/report", { headers: { ...headers, "content-type": "application/x-www-form-urlencoded" }, body: "ip=192.0.2.1&categories=18" });
+    expect(report.status).toBe(503);
+    expect((await bodyOf(report)).errors[0].status).toBe(503);
+    const stream = await readOnly.request("GET", "/v1/decisions/stream?startup=true", { headers: { "X-Api-Key": STATIC_KEY } });
+    expect(stream.status).toBe(200);
+    const body = await bodyOf(stream);
+    expect(Array.isArray(body.new) && Array.isArray(body.deleted)).toBe(true);
+  });
+
   test("the key can come from ABUSE_INTEL_API_KEYS", async () => {
     const fromEnv = await startServer(sandbox, { args: ["--snapshot", "snap.sqlite"], env: { ABUSE_INTEL_API_KEYS: "first-env-key-0123456789, second-env-key-0123456789" } });
     try {

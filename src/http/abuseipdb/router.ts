@@ -7,7 +7,7 @@ import { AppError } from "../../domain/errors";
 import { type Cidr, type Ip, type IpVersion, cidrOf, tryParseIp } from "../../domain/ip";
 import type { Principal } from "../../domain/principal";
 import { DEFAULT_BLACKLIST_LIMIT, DEFAULT_CONFIDENCE_MINIMUM, selectBlacklist } from "../../services/abuseipdb/blacklist";
-import { AbuseIpdbLookups } from "../../services/abuseipdb/check";
+import { AbuseIpdbLookups, indexReportHistory } from "../../services/abuseipdb/check";
 import { AbuseIpdbReporting } from "../../services/abuseipdb/reporting";
 import { DEFAULT_MAX_AGE_DAYS, MAX_AGE_DAYS, ParameterError } from "../../services/abuseipdb/wire";
 import type { Services } from "../../services/services";
@@ -57,9 +57,18 @@ class ApiError extends Error {
 }
 
 export function abuseIpdbRoutes(services: Services): (request: Request) => Promise<Response> {
-  const addressReports = new AddressReports(services.store);
-  const lookups = new AbuseIpdbLookups({ reputation: services.reputation, index: services.index, enrichment: services.enrichment, allowlist: services.allowlist, reports: addressReports, clock: services.clock });
-  const reporting = new AbuseIpdbReporting({
+  const readOnly = services.config.snapshot !== null;
+  // A snapshot carries no reports: the history comes from the index there, and nothing is reported.
+  const addressReports = readOnly ? null : new AddressReports(services.store);
+  const lookups = new AbuseIpdbLookups({
+    reputation: services.reputation,
+    index: services.index,
+    enrichment: services.enrichment,
+    allowlist: services.allowlist,
+    reports: addressReports ?? indexReportHistory(services.index),
+    clock: services.clock,
+  });
+  const reporting = addressReports === null ? null : new AbuseIpdbReporting({
     reports: services.reports,
     reputation: services.reputation,
     addressReports,
@@ -68,7 +77,6 @@ export function abuseIpdbRoutes(services: Services): (request: Request) => Promi
     store: services.store,
     clock: services.clock,
   });
-  const readOnly = services.config.snapshot !== null;
   const log = accessLogOf(services);
   const counters = services.metrics.requests;
 
@@ -122,7 +130,7 @@ export function abuseIpdbRoutes(services: Services): (request: Request) => Promi
     },
     report: {
       POST: async ({ principal, params, headers }) => {
-        const data = await reporting.report(principal, { ip: params.get("ip"), categories: params.get("categories"), comment: params.get("comment"), timestamp: params.get("timestamp") });
+        const data = await reporting!.report(principal, { ip: params.get("ip"), categories: params.get("categories"), comment: params.get("comment"), timestamp: params.get("timestamp") });
         return json({ data }, headers);
       },
     },
@@ -133,11 +141,11 @@ export function abuseIpdbRoutes(services: Services): (request: Request) => Promi
       POST: async ({ principal, params, headers }) => {
         const csv = params.get("csv");
         if (csv === undefined) throw new ParameterError("csv", "The csv field is required: a file of IP,Categories,ReportDate,Comment lines.");
-        return json({ data: await reporting.bulkReport(principal, csv) }, headers);
+        return json({ data: await reporting!.bulkReport(principal, csv) }, headers);
       },
     },
     "clear-address": {
-      DELETE: ({ principal, params, headers }) => json({ data: reporting.clearAddress(principal, addressParam(params, "ipAddress")) }, headers),
+      DELETE: ({ principal, params, headers }) => json({ data: reporting!.clearAddress(principal, addressParam(params, "ipAddress")) }, headers),
     },
   };
 

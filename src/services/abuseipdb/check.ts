@@ -6,7 +6,9 @@ import type { Clock } from "../../domain/clock";
 import { type Cidr, type Ip, firstAndLastOf, formatIpv4, formatIpv6, ipFromWords, ipv4FromNumber, ipv4Mask } from "../../domain/ip";
 import { DAY_MS } from "../../domain/scoring";
 import type { ReputationIndex } from "../../index/reputation-index";
-import type { AddressReportRow, AddressReports } from "../../store/address-reports";
+import { tryParseIp } from "../../domain/ip";
+import { NOT_FOUND } from "../../index/radix-common";
+import type { AddressReportRow, AddressReportSummary } from "../../store/address-reports";
 import type { Allowlist } from "../allowlist/allowlist";
 import type { Enrichment } from "../enrichment/enrichment";
 import type { Reputation } from "../lookups/reputation";
@@ -15,12 +17,35 @@ import { abuseIpdbTime, categoryNumbers, confidenceOf } from "./wire";
 /** The most reports a verbose check lists (newest first). */
 export const VERBOSE_REPORTS_LIMIT = 10_000;
 
+/** Where the reports of an address come from: the reports table (store/address-reports.ts), or the index alone. */
+export interface ReportHistory {
+  summarySince(ipText: string, sinceMs: number): AddressReportSummary;
+  pageSince(ipText: string, sinceMs: number, limit: number, offset: number): AddressReportRow[];
+}
+
+/**
+ * The history a read-only snapshot server has: no reports, only each address's record in the index. Counts are
+ * the record's counting reports when it was last reported within the window; reporters and report pages are
+ * not in a snapshot, so they read 0 and [].
+ */
+export function indexReportHistory(index: ReputationIndex): ReportHistory {
+  return {
+    summarySince(ipText, sinceMs) {
+      const ip = tryParseIp(ipText);
+      const slot = typeof ip === "string" ? NOT_FOUND : index.slotOf(ip);
+      if (slot === NOT_FOUND || !(index.lastSeen[slot] >= sinceMs) || index.total[slot] === 0) return { total: 0, reporters: 0, lastAt: null };
+      return { total: index.total[slot], reporters: 0, lastAt: index.lastSeen[slot] };
+    },
+    pageSince: () => [],
+  };
+}
+
 export interface CheckDeps {
   reputation: Reputation;
   index: ReputationIndex;
   enrichment: Enrichment;
   allowlist: Allowlist;
-  reports: AddressReports;
+  reports: ReportHistory;
   clock: Clock;
 }
 

@@ -1,7 +1,7 @@
 // The one place where errors become the contract's error body (section 1). A 500 never shows a stack or SQL.
 
 import { AppError, type ErrorCode, STATUS_OF_CODE } from "../domain/errors";
-import { busyError, isBusyError } from "../store/database";
+import { storageError } from "../store/database";
 
 export interface ErrorBody {
   success: false;
@@ -23,7 +23,8 @@ export function toAppError(elysiaCode: string | number, error: unknown): AppErro
   if (error instanceof AppError) return error;
   const cause = (error as { cause?: unknown } | null)?.cause;
   if (cause instanceof AppError) return cause;
-  if (isBusyError(error)) return busyError();
+  const storage = storageError(error);
+  if (storage !== null) return storage;
   switch (elysiaCode) {
     case "NOT_FOUND":
       return new AppError("not_found", "No such endpoint");

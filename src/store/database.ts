@@ -52,6 +52,24 @@ export function isBusyError(error: unknown): boolean {
   return typeof code === "string" && (code === "SQLITE_BUSY" || code.startsWith("SQLITE_BUSY_") || code === "SQLITE_LOCKED");
 }
 
+/** The disk under the data directory is full: the write was rolled back; the server keeps running. */
+export function diskFullError(): AppError {
+  return new AppError("busy", "The disk holding the data directory is full: nothing was stored. Free some space and try again", { headers: { "retry-after": "30" } });
+}
+
+/** Whether an error is SQLite's "database or disk is full" (or a write that failed for want of space). */
+export function isDiskFullError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "SQLITE_FULL" || (typeof code === "string" && code.startsWith("SQLITE_IOERR") && /no space|disk is full|ENOSPC/i.test(String((error as Error).message)));
+}
+
+/** The AppError of a storage failure a client can do something about (busy, full), or null for any other error. */
+export function storageError(error: unknown): AppError | null {
+  if (isBusyError(error)) return busyError();
+  if (isDiskFullError(error)) return diskFullError();
+  return null;
+}
+
 export function openStore(dataDir: string, options: StoreOptions = {}): Store {
   // The directory holds the JWT secret and the first credentials: only its owner may read it.
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });

@@ -13,7 +13,7 @@ import { DEFAULT_MAX_AGE_DAYS, MAX_AGE_DAYS, ParameterError } from "../../servic
 import type { Services } from "../../services/services";
 import { AddressReports } from "../../store/address-reports";
 import { DAY_MS } from "../../domain/scoring";
-import { isBusyError } from "../../store/database";
+import { storageError } from "../../store/database";
 import { readOnlyRefusal } from "../read-only";
 import { accessLogOf } from "../routes/metrics";
 import { BodyTooLarge, type Params, UnreadableBody, flag, integer, readParams, required } from "./params";
@@ -254,9 +254,9 @@ function errorAnswer(error: unknown, headers: Record<string, string>, services: 
       parameter = error.details?.[0]?.field;
     }
     services.metrics.requests.recordError(error.errorCode);
-  } else if (isBusyError(error)) {
+  } else if (storageError(error) !== null) {
     status = 503;
-    detail = "The database is busy; try again shortly.";
+    detail = storageError(error)!.message;
   } else if (error instanceof UnreadableBody) {
     status = 422;
     detail = "The request body could not be read as form fields or JSON.";

@@ -14,7 +14,7 @@ import { AppError } from "../../domain/errors";
 import type { Ip } from "../../domain/ip";
 import type { ReportInput } from "../../domain/report-input";
 import { abuseConfidence, type Severity } from "../../domain/scoring";
-import { busyError, inTransaction, isBusyError, type Store } from "../../store/database";
+import { busyError, inTransaction, isBusyError, storageError, type Store } from "../../store/database";
 import { AddressChanges, type AddressChangeListener, AddressChangePublisher } from "../changes/address-changes";
 import type { AddressScorer } from "./scorer";
 import { CREDITS_FOR_ACCEPTED_REPORT, CreditLedger } from "./credits";
@@ -209,7 +209,7 @@ export class ReportService {
         }, this.busyDelayMs);
         return;
       }
-      for (const q of batch) q.reject(isBusyError(error) ? busyError() : error);
+      for (const q of batch) q.reject(storageError(error) ?? error);
       return;
     }
     this.busyDelayMs = 0;

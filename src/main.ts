@@ -8,6 +8,7 @@ import { serveCommand } from "./cli/serve";
 import { userCommand } from "./cli/user";
 import { keyCommand } from "./cli/key";
 import { bouncerCommand } from "./cli/bouncer";
+import { doctorCommand } from "./cli/doctor";
 import { importCommand } from "./cli/import";
 import { allowCommand } from "./cli/allow";
 import { feedCommand } from "./cli/feed";
@@ -17,7 +18,7 @@ import { snapshotCommand } from "./cli/snapshot";
 import { checkCommand } from "./cli/check";
 import { blocklistCommand } from "./cli/blocklist";
 
-const commands: Command[] = [serveCommand, userCommand, keyCommand, importCommand, allowCommand, feedCommand, geoCommand, jobsCommand, snapshotCommand, checkCommand, blocklistCommand, bouncerCommand];
+const commands: Command[] = [serveCommand, userCommand, keyCommand, importCommand, allowCommand, feedCommand, geoCommand, jobsCommand, snapshotCommand, checkCommand, blocklistCommand, bouncerCommand, doctorCommand];
 
 function usage(): string {
   return [

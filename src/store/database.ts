@@ -1,6 +1,7 @@
 // Opens the one SQLite database of a data directory: WAL, busy timeout, foreign keys, and the embedded
 // migrations applied before anything else touches it.
 
+import { damagedDatabase, fileProblem, isDamageError, missingTables } from "./database-checks";
 import { Database } from "bun:sqlite";
 import { AppError } from "../domain/errors";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
@@ -74,11 +75,24 @@ export function openStore(dataDir: string, options: StoreOptions = {}): Store {
   // The directory holds the JWT secret and the first credentials: only its owner may read it.
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const path = databasePath(dataDir);
-  const sqlite = new Database(path, options.readonly ? { readonly: true } : { create: true, readwrite: true });
-  applyPragmas(sqlite, options.readonly ?? false, options.sync ?? "full", options.busyTimeoutMs ?? 5000);
-  const db = drizzle({ client: sqlite, schema }) as Db;
-  if (!options.readonly) migrate(db, sqlite);
-  return { db, sqlite, path, close: () => sqlite.close() };
+  // Checked before SQLite opens the file for writing: a damaged file stops the start and is left as it was.
+  const problem = fileProblem(path);
+  if (problem !== null) throw damagedDatabase(path, problem);
+  let sqlite: Database | null = null;
+  try {
+    sqlite = new Database(path, options.readonly ? { readonly: true } : { create: true, readwrite: true });
+    applyPragmas(sqlite, options.readonly ?? false, options.sync ?? "full", options.busyTimeoutMs ?? 5000);
+    const db = drizzle({ client: sqlite, schema }) as Db;
+    if (!options.readonly) migrate(db, sqlite);
+    const missing = options.readonly ? [] : missingTables(sqlite);
+    if (missing.length > 0) throw damagedDatabase(path, `the table${missing.length > 1 ? "s" : ""} ${missing.join(", ")} ${missing.length > 1 ? "are" : "is"} missing`);
+    const opened = sqlite;
+    return { db, sqlite: opened, path, close: () => opened.close() };
+  } catch (error) {
+    sqlite?.close();
+    if (isDamageError(error)) throw damagedDatabase(path, (error as Error).message);
+    throw error;
+  }
 }
 
 /** An in-memory store for tests that need no file. */

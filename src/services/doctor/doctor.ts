@@ -1,0 +1,62 @@
+// `abuse-intel doctor` (issue 18): everything that can be wrong with a data directory's database, found without
+// changing it: the file (header, size), the tables, SQLite's integrity_check and foreign keys, and the addresses
+// the index is built from against their reports (each row rescored at the time it was scored must agree).
+
+import type { Database } from "bun:sqlite";
+import { parseIp } from "../../domain/ip";
+import type { ScoringParameters } from "../../domain/scoring";
+import { fileProblem, foreignKeyProblems, integrityProblems, missingTables, reportedWithoutRow, scoredRows } from "../../store/database-checks";
+import type { Store } from "../../store/database";
+import { createAddressScorer } from "../reports/scorer";
+import type { Listing } from "../../domain/feeds";
+import type { Ip } from "../../domain/ip";
+
+export interface Finding {
+  check: string;
+  ok: boolean;
+  /** What was found: problems, or what was checked. */
+  details: string[];
+}
+
+/** The checks that need no open database: run first, and alone when the file is damaged. */
+export function fileFindings(path: string): Finding[] {
+  const problem = fileProblem(path);
+  return [{ check: "file", ok: problem === null, details: [problem ?? `${path}: SQLite header and size agree`] }];
+}
+
+const SHOWN = 20;
+
+export function databaseFindings(store: Store, params: ScoringParameters, listingsAround?: (ip: Ip) => Listing[]): Finding[] {
+  const sqlite: Database = store.sqlite;
+  const findings: Finding[] = [];
+  const missing = missingTables(sqlite);
+  findings.push({ check: "tables", ok: missing.length === 0, details: missing.length === 0 ? ["every table of the schema is there"] : missing.map((t) => `table ${t} is missing`) });
+  const integrity = integrityProblems(sqlite);
+  findings.push({ check: "integrity_check", ok: integrity.length === 0, details: integrity.length === 0 ? ["ok"] : integrity });
+  const keys = foreignKeyProblems(sqlite);
+  findings.push({ check: "foreign keys", ok: keys.length === 0, details: keys.length === 0 ? ["ok"] : keys.slice(0, SHOWN) });
+  if (missing.includes("addresses") || missing.includes("reports")) return findings;
+
+  // The index against the store: a row rescored at its own scored_at must give the same score and counts.
+  const scorer = createAddressScorer(store, params, { persist: false, listingsAround });
+  const disagree: string[] = [];
+  let rows = 0;
+  for (const row of scoredRows(sqlite)) {
+    rows++;
+    const fresh = scorer.rescore(parseIp(row.ip), row.scoredAt);
+    const score = fresh?.reputationScore ?? 100;
+    const total = fresh?.totalReports ?? 0;
+    if (score !== row.score || total !== row.total || (fresh?.verifiedReports ?? 0) !== row.verified) {
+      disagree.push(`${row.ip}: stored score ${row.score} (${row.total} reports), its reports give ${score} (${total})`);
+    }
+  }
+  const orphans = reportedWithoutRow(sqlite);
+  const problems = [...disagree.slice(0, SHOWN), ...orphans.slice(0, SHOWN).map((ip) => `${ip} has counting reports but no addresses row: lookups do not see it`)];
+  if (disagree.length > SHOWN) problems.push(`… and ${disagree.length - SHOWN} more rows that disagree`);
+  findings.push({
+    check: "index against reports",
+    ok: problems.length === 0,
+    details: problems.length === 0 ? [`${rows} address rows agree with their reports`] : problems,
+  });
+  return findings;
+}

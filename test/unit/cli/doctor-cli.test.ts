@@ -1,0 +1,94 @@
+// A damaged database at start, and `abuse-intel doctor` (issue 18), each command the real CLI in its own process:
+// a truncated file, a bad header and a missing table stop `serve` with a message naming the file, a non-zero exit
+// and the file unchanged; doctor names what it finds, also an address row that disagrees with its reports.
+
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { createHash } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const MAIN = join(import.meta.dir, "../../../src/main.ts");
+let dir: string;
+let db: string;
+
+async function run(args: string[], timeoutMs = 15_000) {
+  const proc = Bun.spawn([process.execPath, MAIN, ...args, "--data-dir", dir], { stdout: "pipe", stderr: "pipe", env: { ...process.env, ABUSE_INTEL_DATA_DIR: "" } });
+  const timer = setTimeout(() => proc.kill("SIGKILL"), timeoutMs);
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  clearTimeout(timer);
+  return { stdout, stderr, code };
+}
+const hash = () => createHash("sha256").update(readFileSync(db)).digest("hex");
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), "abuse-intel-doctor-"));
+  db = join(dir, "abuse-intel.db");
+  // A real database with reports (a user, two reports through the offline import), checkpointed into the file.
+  const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 19) + "Z";
+  const csv = `IP,Categories,ReportDate,Comment\n198.51.100.7,18,${yesterday},ssh\n198.51.100.8,22,${yesterday},ssh\n`;
+  writeFileSync(join(dir, "r.csv"), csv);
+  expect((await run(["user", "add", "--email", "r@example.test", "--tier", "free"])).code).toBe(0);
+  expect((await run(["import", "reports", join(dir, "r.csv"), "--reporter", "r@example.test"])).code).toBe(0);
+  const sqlite = new Database(db);
+  sqlite.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  sqlite.close();
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("abuse-intel doctor", () => {
+  test("a healthy database: every check ok, exit 0", async () => {
+    const { stdout, code } = await run(["doctor"]);
+    expect(code).toBe(0);
+    expect(stdout).toContain("ok    integrity_check");
+    expect(stdout).toMatch(/\d+ address rows agree with their reports/);
+    expect(stdout).not.toContain("FAIL");
+  });
+
+  test("an address row that disagrees with its reports is named; nothing is changed", async () => {
+    const sqlite = new Database(db);
+    sqlite.exec("UPDATE addresses SET reputation_score = 3 WHERE ip = '198.51.100.7'");
+    sqlite.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    sqlite.close();
+    const before = hash();
+    const { stdout, code } = await run(["doctor", "--json"]);
+    expect(code).toBe(1);
+    const report = JSON.parse(stdout) as { ok: boolean; findings: { check: string; ok: boolean; details: string[] }[] };
+    expect(report.ok).toBe(false);
+    const index = report.findings.find((f) => f.check === "index against reports")!;
+    expect(index.ok).toBe(false);
+    expect(index.details[0]).toContain("198.51.100.7: stored score 3");
+    expect(hash()).toBe(before);
+  });
+});
+
+describe("a damaged database at start", () => {
+  const damages: [string, () => void, RegExp][] = [
+    ["truncated", () => truncateSync(db, Math.floor(statSync(db).size / 2) + 100), /truncated/],
+    ["a bad header", () => {
+      const bytes = readFileSync(db);
+      bytes.set(new TextEncoder().encode("NOT A DATABASE!!"), 0);
+      writeFileSync(db, bytes);
+    }, /header is not a SQLite database/],
+    ["a table missing", () => {
+      const sqlite = new Database(db);
+      sqlite.exec("PRAGMA foreign_keys = OFF; DROP TABLE report_transitions; PRAGMA wal_checkpoint(TRUNCATE)");
+      sqlite.close();
+    }, /table report_transitions is missing/],
+  ];
+  test.each(damages)("%s: serve stops naming the file and what is wrong, exit non-zero, the file unchanged; doctor says so too", async (_, damage, message) => {
+    damage();
+    const before = hash();
+    const served = await run(["serve", "--host", "127.0.0.1", "--port", "0"]);
+    expect(served.code).not.toBe(0);
+    expect(served.stderr).toContain(db);
+    expect(served.stderr).toMatch(message);
+    expect(served.stderr).not.toContain("    at ");
+    expect(hash()).toBe(before);
+    const doctor = await run(["doctor"]);
+    expect(doctor.code).toBe(1);
+    expect(doctor.stdout).toContain("FAIL");
+    expect(hash()).toBe(before);
+  });
+});

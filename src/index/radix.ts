@@ -24,7 +24,8 @@
 import { type Cidr, type Ip } from "../domain/ip";
 import { NOT_FOUND, MAX_VALUE, type RadixOptions } from "./radix-common";
 import { RadixTree4, RadixCursor4, type RadixEntry4, type RadixVisitor4 } from "./radix4";
-import { RadixTree6, RadixCursor6, type RadixEntry6, type RadixVisitor6, type Words } from "./radix6";
+import { RadixTree6, type RadixEntry6, type RadixVisitor6, type Words } from "./radix6";
+import { RadixCursor6 } from "./radix6-cursor";
 
 export { NOT_FOUND, MAX_VALUE, RadixTree4, RadixCursor4, RadixTree6, RadixCursor6 };
 export type { RadixOptions, RadixEntry4, RadixEntry6, RadixVisitor4, RadixVisitor6, Words };

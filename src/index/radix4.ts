@@ -1,19 +1,8 @@
 // The IPv4 radix tree: 32-bit keys with prefix lengths, each entry holding a small integer value.
 // See radix.ts for the structure; this file holds the IPv4 node layout and its operations.
 
-import {
-  type RadixOptions,
-  NOT_FOUND,
-  HAS_VALUE,
-  FREE,
-  LEN_MASK,
-  checkRootBits,
-  checkValue,
-  growInt32,
-  checkTreeLinks,
-  readTreeBuffer,
-  writeTreeBuffer,
-} from "./radix-common";
+import { type RadixOptions, NOT_FOUND, HAS_VALUE, LEN_MASK, checkValue } from "./radix-common";
+import { type RadixLayout, RadixTreeBase } from "./radix-base";
 
 /** One entry of an IPv4 tree. */
 export interface RadixEntry4 {
@@ -37,57 +26,14 @@ const RIGHT = 3; // child whose next bit is 1; on a free node: the next free nod
 const MASK = new Int32Array(33);
 for (let len = 1; len <= 32; len++) MASK[len] = -1 << (32 - len);
 
-const MAGIC = 0x34524941; // "AIR4" little-endian
+const LAYOUT: RadixLayout = { stride: STRIDE, meta: META, left: LEFT, right: RIGHT, fullLength: 32, magic: 0x34524941 /* "AIR4" */, separateValues: true };
 
 // Automatic root size: start at 2^16 buckets and grow by four whenever the tree holds more than half as many
 // entries as buckets, up to 2^22 (16 MiB): at most about one entry per bucket keeps a lookup at two or three
 // cache misses.
-const AUTO_ROOT_BITS_MIN = 16;
-const AUTO_ROOT_BITS_MAX = 22;
-function rootGrowthThreshold(rootBits: number): number {
-  return rootBits >= AUTO_ROOT_BITS_MAX ? Infinity : 2 ** (rootBits - 1);
-}
-
-export class RadixTree4 {
-  private bits: number;
-  private shift: number;
-  private shortSlot: number;
-  /** The size above which the root table grows (Infinity when rootBits was fixed). */
-  private growAt: number;
-  /** Bucket heads by the top `rootBits` bits, then the head of the trie of shorter prefixes. */
-  private roots: Int32Array;
-  private nodes: Int32Array;
-  /** Values of nodes shorter than /32 (a /32 keeps its value in LEFT). */
-  private values: Int32Array;
-  private top = 0;
-  private freeHead = -1;
-  private freeCount = 0;
-  private count = 0;
-
+export class RadixTree4 extends RadixTreeBase {
   constructor(options: RadixOptions = {}) {
-    this.bits = checkRootBits(options.rootBits ?? AUTO_ROOT_BITS_MIN);
-    this.shift = 32 - this.bits;
-    this.shortSlot = 2 ** this.bits;
-    this.growAt = options.rootBits === undefined ? rootGrowthThreshold(this.bits) : Infinity;
-    this.roots = new Int32Array(this.shortSlot + 1).fill(-1);
-    const capacity = Math.max(16, options.initialCapacity ?? 1024);
-    this.nodes = new Int32Array(capacity * STRIDE);
-    this.values = new Int32Array(capacity);
-  }
-
-  /** Bits of the direct root table; grows with the tree unless the options fixed it. */
-  get rootBits(): number {
-    return this.bits;
-  }
-
-  /** Number of entries (addresses and prefixes with a value). */
-  get size(): number {
-    return this.count;
-  }
-
-  /** Bytes held by the tree's arrays (allocated, including spare capacity). */
-  get byteSize(): number {
-    return this.roots.byteLength + this.nodes.byteLength + this.values.byteLength;
+    super(LAYOUT, options);
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -269,27 +215,8 @@ export class RadixTree4 {
       lens[i] = cursor.prefixLength;
       vals[i] = cursor.value;
     }
-    this.bits += 2;
-    this.shift = 32 - this.bits;
-    this.shortSlot = 2 ** this.bits;
-    this.growAt = rootGrowthThreshold(this.bits);
-    this.roots = new Int32Array(this.shortSlot + 1).fill(-1);
-    this.nodes = new Int32Array(Math.ceil(n * 2.2) * STRIDE);
-    this.values = new Int32Array(Math.ceil(n * 2.2));
-    this.top = 0;
-    this.freeHead = -1;
-    this.freeCount = 0;
-    this.count = 0;
+    this.resetWiderRoot(n);
     for (let i = 0; i < n; i++) this.set(keys[i], lens[i], vals[i]);
-  }
-
-  /** Removes every entry. */
-  clear(): void {
-    this.roots.fill(-1);
-    this.top = 0;
-    this.freeHead = -1;
-    this.freeCount = 0;
-    this.count = 0;
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -331,96 +258,11 @@ export class RadixTree4 {
     return new RadixCursor4(this, this.nodes, this.roots, this.shift, shortNodes, firstBucket, endBucket, startNode);
   }
 
-  /**
-   * Renumbers the nodes in walk order (each bucket's nodes side by side, buckets ascending) and drops free
-   * slots, so a lookup touches one or two cache lines after the root table. Call after a bulk load.
-   */
-  compact(): void {
-    const c = this.compacted();
-    this.roots = c.roots;
-    this.nodes = c.nodes;
-    this.values = c.values;
-    this.top = c.top;
-    this.freeHead = -1;
-    this.freeCount = 0;
-  }
-
-  private compacted(): { roots: Int32Array; nodes: Int32Array; values: Int32Array; top: number } {
-    const live = this.top - this.freeCount;
-    const roots = new Int32Array(this.roots.length).fill(-1);
-    const nodes = new Int32Array(Math.max(16, live) * STRIDE);
-    const values = new Int32Array(Math.max(16, live));
-    const old = this.nodes;
-    // Pending work: an old node, and the word in the new arrays that must point at its new number.
-    const pendingNode = new Int32Array(80);
-    const pendingRef = new Int32Array(80);
-    let next = 0;
-    for (let i = -1; i < this.shortSlot; i++) {
-      const slot = i < 0 ? this.shortSlot : i;
-      if (this.roots[slot] < 0) continue;
-      let sp = 0;
-      pendingNode[sp] = this.roots[slot];
-      pendingRef[sp++] = ~slot;
-      while (sp > 0) {
-        const m = pendingNode[--sp];
-        const ref = pendingRef[sp];
-        const n = next++;
-        if (ref >= 0) nodes[ref] = n;
-        else roots[~ref] = n;
-        const o = m << 2;
-        const on = n << 2;
-        const meta = old[o + META];
-        nodes[on + KEY] = old[o + KEY];
-        nodes[on + META] = meta;
-        nodes[on + LEFT] = -1;
-        nodes[on + RIGHT] = -1;
-        if ((meta & LEN_MASK) === 32) {
-          nodes[on + LEFT] = old[o + LEFT];
-          continue;
-        }
-        values[n] = this.values[m];
-        if (old[o + RIGHT] >= 0) {
-          pendingNode[sp] = old[o + RIGHT];
-          pendingRef[sp++] = on + RIGHT;
-        }
-        if (old[o + LEFT] >= 0) {
-          pendingNode[sp] = old[o + LEFT];
-          pendingRef[sp++] = on + LEFT;
-        }
-      }
-    }
-    return { roots, nodes, values, top: next };
-  }
-
   // -------------------------------------------------------------------------------------------------------
-  // Serialization: one byte buffer (little-endian int32 words) holding the arrays as they are.
-
-  /** The tree in one buffer, compacted (see compact()); `deserialize` reads it back. */
-  serialize(): Uint8Array {
-    const c = this.compacted();
-    const fixedRoot = this.growAt === Infinity && this.bits < AUTO_ROOT_BITS_MAX ? 1 : 0;
-    return writeTreeBuffer(MAGIC, this.bits, [this.count, c.top, fixedRoot], [
-      c.roots,
-      c.nodes.subarray(0, c.top * STRIDE),
-      c.values.subarray(0, c.top),
-    ]);
-  }
+  // Serialization (compaction and the writing side are in radix-base.ts)
 
   static deserialize(buffer: Uint8Array): RadixTree4 {
-    const { rootBits, header, arrays } = readTreeBuffer(buffer, MAGIC, 3);
-    const [count, top, fixedRoot] = header;
-    const tree = new RadixTree4({ rootBits, initialCapacity: top });
-    tree.growAt = fixedRoot === 1 ? Infinity : rootGrowthThreshold(rootBits);
-    if (arrays[0].length !== tree.roots.length || arrays[1].length !== top * STRIDE || arrays[2].length !== top) {
-      throw new RangeError("radix buffer: array sizes do not match the header");
-    }
-    tree.roots.set(arrays[0]);
-    tree.nodes.set(arrays[1]);
-    tree.values.set(arrays[2]);
-    tree.top = top;
-    tree.count = count;
-    checkTreeLinks(tree.roots, tree.nodes, top, { stride: STRIDE, meta: META, left: LEFT, right: RIGHT, maxLength: 32, leafHoldsValue: true });
-    return tree;
+    return RadixTreeBase.load(buffer, LAYOUT, (options) => new RadixTree4(options));
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -557,28 +399,8 @@ export class RadixTree4 {
     }
   }
 
-  private readRef(ref: number): number {
-    return ref >= 0 ? this.nodes[ref] : this.roots[~ref];
-  }
-
-  private writeRef(ref: number, n: number): void {
-    if (ref >= 0) this.nodes[ref] = n;
-    else this.roots[~ref] = n;
-  }
-
   private newNode(key: number, prefixLength: number, value: number): number {
-    let n: number;
-    if (this.freeHead >= 0) {
-      n = this.freeHead;
-      this.freeHead = this.nodes[(n << 2) + RIGHT];
-      this.freeCount--;
-    } else {
-      if (this.top === this.values.length) {
-        this.nodes = growInt32(this.nodes, this.top, STRIDE);
-        this.values = growInt32(this.values, this.top, 1);
-      }
-      n = this.top++;
-    }
+    const n = this.allocNode();
     const o = n << 2;
     const nodes = this.nodes;
     nodes[o + KEY] = key;
@@ -587,15 +409,6 @@ export class RadixTree4 {
     nodes[o + RIGHT] = -1;
     if (value >= 0) this.setValueAt(n, value);
     return n;
-  }
-
-  private freeNode(n: number): void {
-    const o = n << 2;
-    this.nodes[o + META] = FREE;
-    this.nodes[o + LEFT] = -1;
-    this.nodes[o + RIGHT] = this.freeHead;
-    this.freeHead = n;
-    this.freeCount++;
   }
 }
 

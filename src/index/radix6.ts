@@ -1,19 +1,10 @@
 // The IPv6 radix tree: 128-bit keys (four 32-bit words, no BigInt) with prefix lengths, each entry holding a
 // small integer value. See radix.ts for the structure; this file holds the IPv6 node layout and operations.
 
-import {
-  type RadixOptions,
-  NOT_FOUND,
-  HAS_VALUE,
-  FREE,
-  LEN_MASK,
-  checkRootBits,
-  checkValue,
-  checkTreeLinks,
-  growInt32,
-  readTreeBuffer,
-  writeTreeBuffer,
-} from "./radix-common";
+import { type RadixOptions, NOT_FOUND, HAS_VALUE, LEN_MASK, checkValue } from "./radix-common";
+import { RadixTreeBase } from "./radix-base";
+import { RadixCursor6 } from "./radix6-cursor";
+import { KEY, LAYOUT, LEFT, MASK, META, RIGHT, VALUE, wordBits } from "./radix6-layout";
 
 /** Four unsigned 32-bit words, most significant first (`Ipv6.words`, or any array of four numbers). */
 export type Words = ArrayLike<number>;
@@ -28,66 +19,12 @@ export interface RadixEntry6 {
 /** Receives entries of a walk; `network` is reused between calls (copy it to keep it). `false` stops. */
 export type RadixVisitor6 = (network: Uint32Array, prefixLength: number, value: number) => void | boolean;
 
-// Node layout: eight int32 words per node (32 bytes, two to a cache line).
-const STRIDE = 8;
-const KEY = 0; // four words: the network, host bits zero
-const META = 4; // prefix length | HAS_VALUE | FREE
-const LEFT = 5; // child whose next bit is 0
-const RIGHT = 6; // child whose next bit is 1; on a free node: the next free node
-const VALUE = 7;
-
-/** MASK[len]: the netmask of `len` bits (0..32) within one word, as int32. */
-const MASK = new Int32Array(33);
-for (let len = 1; len <= 32; len++) MASK[len] = -1 << (32 - len);
-
-/** The part of a prefix length that falls in word w. */
-function wordBits(prefixLength: number, w: number): number {
-  const bits = prefixLength - 32 * w;
-  return bits <= 0 ? 0 : bits >= 32 ? 32 : bits;
-}
-
-const MAGIC = 0x36524941; // "AIR6" little-endian
-
-const AUTO_ROOT_BITS_MIN = 16;
-const AUTO_ROOT_BITS_MAX = 22;
-function rootGrowthThreshold(rootBits: number): number {
-  return rootBits >= AUTO_ROOT_BITS_MAX ? Infinity : 2 ** (rootBits - 1);
-}
-
-export class RadixTree6 {
-  private bits: number;
-  private shift: number;
-  private shortSlot: number;
-  private growAt: number;
-  /** Bucket heads by the top `rootBits` bits, then the head of the trie of shorter prefixes. */
-  private roots: Int32Array;
-  private nodes: Int32Array;
-  private top = 0;
-  private freeHead = -1;
-  private freeCount = 0;
-  private count = 0;
+export class RadixTree6 extends RadixTreeBase {
   /** The key being looked up, masked, as int32 words (one per tree: lookups do not allocate). */
   private readonly key = new Int32Array(4);
 
   constructor(options: RadixOptions = {}) {
-    this.bits = checkRootBits(options.rootBits ?? AUTO_ROOT_BITS_MIN);
-    this.shift = 32 - this.bits;
-    this.shortSlot = 2 ** this.bits;
-    this.growAt = options.rootBits === undefined ? rootGrowthThreshold(this.bits) : Infinity;
-    this.roots = new Int32Array(this.shortSlot + 1).fill(-1);
-    this.nodes = new Int32Array(Math.max(16, options.initialCapacity ?? 1024) * STRIDE);
-  }
-
-  get rootBits(): number {
-    return this.bits;
-  }
-
-  get size(): number {
-    return this.count;
-  }
-
-  get byteSize(): number {
-    return this.roots.byteLength + this.nodes.byteLength;
+    super(LAYOUT, options);
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -260,14 +197,6 @@ export class RadixTree6 {
     return true;
   }
 
-  clear(): void {
-    this.roots.fill(-1);
-    this.top = 0;
-    this.freeHead = -1;
-    this.freeCount = 0;
-    this.count = 0;
-  }
-
   private growRoot(): void {
     const n = this.count;
     const keys = new Uint32Array(n * 4);
@@ -279,16 +208,7 @@ export class RadixTree6 {
       lens[i] = cursor.prefixLength;
       vals[i] = cursor.value;
     }
-    this.bits += 2;
-    this.shift = 32 - this.bits;
-    this.shortSlot = 2 ** this.bits;
-    this.growAt = rootGrowthThreshold(this.bits);
-    this.roots = new Int32Array(this.shortSlot + 1).fill(-1);
-    this.nodes = new Int32Array(Math.ceil(n * 2.2) * STRIDE);
-    this.top = 0;
-    this.freeHead = -1;
-    this.freeCount = 0;
-    this.count = 0;
+    this.resetWiderRoot(n);
     for (let i = 0; i < n; i++) this.set(keys.subarray(i * 4, i * 4 + 4), lens[i], vals[i]);
   }
 
@@ -327,78 +247,11 @@ export class RadixTree6 {
     return new RadixCursor6(this.nodes, this.roots, this.shift, shortNodes, firstBucket, endBucket, startNode);
   }
 
-  /** Renumbers the nodes in walk order and drops free slots (see RadixTree4.compact). */
-  compact(): void {
-    const c = this.compacted();
-    this.roots = c.roots;
-    this.nodes = c.nodes;
-    this.top = c.top;
-    this.freeHead = -1;
-    this.freeCount = 0;
-  }
-
-  private compacted(): { roots: Int32Array; nodes: Int32Array; top: number } {
-    const live = this.top - this.freeCount;
-    const roots = new Int32Array(this.roots.length).fill(-1);
-    const nodes = new Int32Array(Math.max(16, live) * STRIDE);
-    const old = this.nodes;
-    const pendingNode = new Int32Array(264);
-    const pendingRef = new Int32Array(264);
-    let next = 0;
-    for (let i = -1; i < this.shortSlot; i++) {
-      const slot = i < 0 ? this.shortSlot : i;
-      if (this.roots[slot] < 0) continue;
-      let sp = 0;
-      pendingNode[sp] = this.roots[slot];
-      pendingRef[sp++] = ~slot;
-      while (sp > 0) {
-        const m = pendingNode[--sp];
-        const ref = pendingRef[sp];
-        const n = next++;
-        if (ref >= 0) nodes[ref] = n;
-        else roots[~ref] = n;
-        const o = m << 3;
-        const on = n << 3;
-        nodes.set(old.subarray(o, o + STRIDE), on);
-        nodes[on + LEFT] = -1;
-        nodes[on + RIGHT] = -1;
-        if (old[o + RIGHT] >= 0) {
-          pendingNode[sp] = old[o + RIGHT];
-          pendingRef[sp++] = on + RIGHT;
-        }
-        if (old[o + LEFT] >= 0) {
-          pendingNode[sp] = old[o + LEFT];
-          pendingRef[sp++] = on + LEFT;
-        }
-      }
-    }
-    return { roots, nodes, top: next };
-  }
-
   // -------------------------------------------------------------------------------------------------------
-  // Serialization
-
-  /** The tree in one buffer, compacted; `deserialize` reads it back. */
-  serialize(): Uint8Array {
-    const c = this.compacted();
-    const fixedRoot = this.growAt === Infinity && this.bits < AUTO_ROOT_BITS_MAX ? 1 : 0;
-    return writeTreeBuffer(MAGIC, this.bits, [this.count, c.top, fixedRoot], [c.roots, c.nodes.subarray(0, c.top * STRIDE)]);
-  }
+  // Serialization (compaction and the writing side are in radix-base.ts)
 
   static deserialize(buffer: Uint8Array): RadixTree6 {
-    const { rootBits, header, arrays } = readTreeBuffer(buffer, MAGIC, 2);
-    const [count, top, fixedRoot] = header;
-    const tree = new RadixTree6({ rootBits, initialCapacity: top });
-    tree.growAt = fixedRoot === 1 ? Infinity : rootGrowthThreshold(rootBits);
-    if (arrays[0].length !== tree.roots.length || arrays[1].length !== top * STRIDE) {
-      throw new RangeError("radix buffer: array sizes do not match the header");
-    }
-    tree.roots.set(arrays[0]);
-    tree.nodes.set(arrays[1]);
-    tree.top = top;
-    tree.count = count;
-    checkTreeLinks(tree.roots, tree.nodes, top, { stride: STRIDE, meta: META, left: LEFT, right: RIGHT, maxLength: 128, leafHoldsValue: false });
-    return tree;
+    return RadixTreeBase.load(buffer, LAYOUT, (options) => new RadixTree6(options));
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -562,26 +415,8 @@ export class RadixTree6 {
     }
   }
 
-  private readRef(ref: number): number {
-    return ref >= 0 ? this.nodes[ref] : this.roots[~ref];
-  }
-
-  private writeRef(ref: number, n: number): void {
-    if (ref >= 0) this.nodes[ref] = n;
-    else this.roots[~ref] = n;
-  }
-
-  /** A node for this.key masked to prefixLength; value -1 makes a branching node without a value. */
   private newNode(prefixLength: number, value: number): number {
-    let n: number;
-    if (this.freeHead >= 0) {
-      n = this.freeHead;
-      this.freeHead = this.nodes[(n << 3) + RIGHT];
-      this.freeCount--;
-    } else {
-      if ((this.top + 1) * STRIDE > this.nodes.length) this.nodes = growInt32(this.nodes, this.top, STRIDE);
-      n = this.top++;
-    }
+    const n = this.allocNode();
     const o = n << 3;
     const nodes = this.nodes;
     const k = this.key;
@@ -592,77 +427,7 @@ export class RadixTree6 {
     nodes[o + VALUE] = value >= 0 ? value : 0;
     return n;
   }
-
-  private freeNode(n: number): void {
-    const o = n << 3;
-    this.nodes[o + META] = FREE;
-    this.nodes[o + LEFT] = -1;
-    this.nodes[o + RIGHT] = this.freeHead;
-    this.freeHead = n;
-    this.freeCount++;
-  }
 }
 
 const ZERO = new Uint32Array(4);
 
-/** A pull-style walk over an IPv6 tree; `network` is reused between steps (copy it to keep it). */
-export class RadixCursor6 {
-  readonly network = new Uint32Array(4);
-  prefixLength = 0;
-  value = 0;
-  private readonly stack = new Int32Array(264);
-  private sp = 0;
-  private shortIndex = 0;
-
-  /** @internal */
-  constructor(
-    private readonly nodes: Int32Array,
-    private readonly roots: Int32Array,
-    private readonly shift: number,
-    private readonly shortNodes: number[],
-    private bucket: number,
-    private readonly endBucket: number,
-    startNode: number,
-  ) {
-    if (startNode >= 0) this.stack[this.sp++] = startNode;
-  }
-
-  next(): boolean {
-    const nodes = this.nodes;
-    const stack = this.stack;
-    for (;;) {
-      if (this.sp > 0) {
-        const n = stack[--this.sp];
-        const o = n << 3;
-        if (nodes[o + RIGHT] >= 0) stack[this.sp++] = nodes[o + RIGHT];
-        if (nodes[o + LEFT] >= 0) stack[this.sp++] = nodes[o + LEFT];
-        if ((nodes[o + META] & HAS_VALUE) === 0) continue;
-        this.load(o);
-        return true;
-      }
-      while (this.bucket < this.endBucket && this.roots[this.bucket] < 0) this.bucket++;
-      const bucketStart = this.bucket < this.endBucket ? this.bucket * 2 ** this.shift : Infinity;
-      if (this.shortIndex < this.shortNodes.length) {
-        const o = this.shortNodes[this.shortIndex] << 3;
-        // A short prefix has only its first word set; it sorts before the bucket it starts.
-        if (nodes[o] >>> 0 <= bucketStart) {
-          this.shortIndex++;
-          this.load(o);
-          return true;
-        }
-      }
-      if (this.bucket >= this.endBucket) return false;
-      stack[this.sp++] = this.roots[this.bucket++];
-    }
-  }
-
-  private load(o: number): void {
-    const nodes = this.nodes;
-    this.network[0] = nodes[o];
-    this.network[1] = nodes[o + 1];
-    this.network[2] = nodes[o + 2];
-    this.network[3] = nodes[o + 3];
-    this.prefixLength = nodes[o + META] & LEN_MASK;
-    this.value = nodes[o + VALUE];
-  }
-}

@@ -8,217 +8,7 @@ import { rngUnit as rng } from "../../support/random";
 
 const mask4 = (len: number) => (len === 0 ? 0 : (0xffffffff << (32 - len)) >>> 0);
 const hex8 = (v: number) => v.toString(16).padStart(8, "0");
-const key4 = (network: number, len: number) => `${hex8(network)}/${String(len).padStart(3, "0")}`;
-
-/** Keys clustered in a few regions so prefixes nest and collide; lengths mostly /32. */
-function randomPrefix4(r: () => number): [number, number] {
-  const regions = [0x00000000, 0x0a000000, 0x7f000000, 0xc0a80000, 0xfffff000, 0xcb007100];
-  const base = regions[Math.floor(r() * regions.length)];
-  const address = (base + Math.floor(r() * 0x2000) * (r() < 0.5 ? 1 : 0x101)) >>> 0;
-  const len = r() < 0.6 ? 32 : Math.floor(r() * 33);
-  return [(address & mask4(len)) >>> 0, len];
-}
-
-class Reference4 {
-  readonly map = new Map<string, number>();
-  set(n: number, l: number, v: number) {
-    this.map.set(key4(n, l), v);
-  }
-  delete(n: number, l: number) {
-    return this.map.delete(key4(n, l));
-  }
-  get(n: number, l: number) {
-    return this.map.get(key4(n, l)) ?? NOT_FOUND;
-  }
-  enclosing(address: number, maxLen = 32): Array<[number, number, number]> {
-    const out: Array<[number, number, number]> = [];
-    for (let l = 0; l <= maxLen; l++) {
-      const n = (address & mask4(l)) >>> 0;
-      const v = this.map.get(key4(n, l));
-      if (v !== undefined) out.push([n, l, v]);
-    }
-    return out;
-  }
-  sorted(): Array<[number, number, number]> {
-    return [...this.map.keys()].sort().map((k) => {
-      const [h, l] = k.split("/");
-      return [parseInt(h, 16), Number(l), this.map.get(k) as number];
-    });
-  }
-}
-
-function collect4(tree: RadixTree4, network = 0, len = 0): Array<[number, number, number]> {
-  const out: Array<[number, number, number]> = [];
-  tree.walkSubtree(network, len, (n, l, v) => void out.push([n, l, v]));
-  return out;
-}
-
-describe("RadixTree4 against a reference map", () => {
-  for (const rootBits of [1, 4, 8, 16, undefined]) {
-    test(`random inserts, updates, deletes and lookups (rootBits ${rootBits ?? "auto"})`, () => {
-      const r = rng(1000 + (rootBits ?? 99));
-      const tree = new RadixTree4({ rootBits, initialCapacity: 4 });
-      const ref = new Reference4();
-      for (let step = 0; step < 6000; step++) {
-        const [n, l] = randomPrefix4(r);
-        const op = r();
-        if (op < 0.55) {
-          const v = Math.floor(r() * 0x7fffffff);
-          tree.set(n, l, v);
-          ref.set(n, l, v);
-        } else if (op < 0.8) {
-          expect(tree.delete(n, l)).toBe(ref.delete(n, l));
-        } else {
-          expect(tree.getPrefix(n, l)).toBe(ref.get(n, l));
-        }
-        if (l === 32 && op > 0.5) expect(tree.get(n)).toBe(ref.get(n, 32));
-        expect(tree.size).toBe(ref.map.size);
-        if (step % 500 === 0) expect(collect4(tree)).toEqual(ref.sorted());
-      }
-      // Every stored entry is found; longest-prefix and enclosing prefixes agree on random addresses.
-      for (const [n, l, v] of ref.sorted()) expect(tree.getPrefix(n, l)).toBe(v);
-      for (let i = 0; i < 3000; i++) {
-        const [address] = randomPrefix4(r);
-        const probe = (address + Math.floor(r() * 300)) >>> 0;
-        const maxLen = r() < 0.7 ? 32 : Math.floor(r() * 33);
-        const expected = ref.enclosing(probe, maxLen);
-        expect(tree.enclosing(probe, maxLen).map((e) => [e.network, e.prefixLength, e.value])).toEqual(expected);
-        expect(tree.longestMatch(probe, maxLen)).toBe(expected.length ? expected[expected.length - 1][2] : NOT_FOUND);
-        expect(tree.get(probe)).toBe(ref.get(probe, 32));
-        const out = new Int32Array(2);
-        const found = tree.enclosingValues(probe, out, maxLen);
-        expect(found).toBe(expected.length);
-        expect(Array.from(out.subarray(0, Math.min(2, found)))).toEqual(expected.slice(0, 2).map((e) => e[2]));
-      }
-      expect(collect4(tree)).toEqual(ref.sorted());
-    });
-  }
-
-  test("a subtree walk lists exactly the entries inside the network, in order", () => {
-    const r = rng(7);
-    for (const rootBits of [4, 16]) {
-      const tree = new RadixTree4({ rootBits });
-      const ref = new Reference4();
-      for (let i = 0; i < 3000; i++) {
-        const [n, l] = randomPrefix4(r);
-        tree.set(n, l, i);
-        ref.set(n, l, i);
-      }
-      const all = ref.sorted();
-      for (let i = 0; i < 300; i++) {
-        const [address] = randomPrefix4(r);
-        const len = Math.floor(r() * 33);
-        const net = (address & mask4(len)) >>> 0;
-        const expected = all.filter(([n, l]) => l >= len && ((n & mask4(len)) >>> 0) === net);
-        expect(collect4(tree, net, len)).toEqual(expected);
-        expect([...tree.entries(net, len)].map((e) => [e.network, e.prefixLength, e.value])).toEqual(expected);
-      }
-    }
-  });
-
-  test("deleted nodes are reused: insert-delete cycles do not grow the tree", () => {
-    const tree = new RadixTree4({ rootBits: 4 });
-    const r = rng(9);
-    const prefixes = Array.from({ length: 2000 }, () => randomPrefix4(r));
-    const fill = () => prefixes.forEach(([n, l], i) => tree.set(n, l, i));
-    fill();
-    const bytes = tree.byteSize;
-    for (let cycle = 0; cycle < 5; cycle++) {
-      for (const [n, l] of prefixes) tree.delete(n, l);
-      expect(tree.size).toBe(0);
-      expect(collect4(tree)).toEqual([]);
-      fill();
-    }
-    expect(tree.byteSize).toBe(bytes);
-    const six = new RadixTree6({ rootBits: 4 });
-    const prefixes6 = Array.from({ length: 2000 }, () => randomPrefix6(r));
-    prefixes6.forEach(([n, l], i) => six.set(n, l, i));
-    const bytes6 = six.byteSize;
-    for (let cycle = 0; cycle < 5; cycle++) {
-      for (const [n, l] of prefixes6) six.delete(n, l);
-      expect(six.size).toBe(0);
-      prefixes6.forEach(([n, l], i) => six.set(n, l, i));
-    }
-    expect(six.byteSize).toBe(bytes6);
-  });
-
-  test("a walk stops when the visitor returns false", () => {
-    const tree = new RadixTree4({ rootBits: 8 });
-    for (let i = 0; i < 100; i++) tree.set(i * 0x01000000, 8, i);
-    let seen = 0;
-    expect(tree.walk(() => ++seen < 10)).toBe(false);
-    expect(seen).toBe(10);
-  });
-
-  test("serialization round-trips, compacted, and the copy is independent", () => {
-    const r = rng(11);
-    const tree = new RadixTree4({ rootBits: 8 });
-    const ref = new Reference4();
-    for (let i = 0; i < 4000; i++) {
-      const [n, l] = randomPrefix4(r);
-      if (r() < 0.2) {
-        tree.delete(n, l);
-        ref.delete(n, l);
-      } else {
-        tree.set(n, l, i);
-        ref.set(n, l, i);
-      }
-    }
-    const buffer = tree.serialize();
-    const copy = RadixTree4.deserialize(buffer);
-    expect(copy.size).toBe(ref.map.size);
-    expect(copy.rootBits).toBe(8);
-    expect(collect4(copy)).toEqual(ref.sorted());
-    // An odd byte offset (a buffer sliced out of a bigger file) reads the same.
-    const shifted = new Uint8Array(buffer.byteLength + 1);
-    shifted.set(buffer, 1);
-    expect(collect4(RadixTree4.deserialize(shifted.subarray(1)))).toEqual(ref.sorted());
-    copy.set(0x01020304, 32, 5);
-    expect(tree.get(0x01020304)).toBe(ref.get(0x01020304, 32));
-    // compact() in place keeps every entry.
-    tree.compact();
-    expect(collect4(tree)).toEqual(ref.sorted());
-    expect(() => RadixTree6.deserialize(buffer)).toThrow(/magic/);
-    expect(() => RadixTree4.deserialize(buffer.subarray(0, buffer.byteLength - 4))).toThrow(RangeError);
-  });
-
-  test("the root table grows with the tree, keeping every entry", () => {
-    const tree = new RadixTree4();
-    expect(tree.rootBits).toBe(16);
-    const r = rng(3);
-    const keys = new Set<number>();
-    while (keys.size < 40000) keys.add(Math.floor(r() * 0x100000000));
-    let i = 0;
-    for (const k of keys) tree.set(k, 32, i++);
-    tree.set(0x0a000000, 8, 7);
-    expect(tree.rootBits).toBe(18);
-    i = 0;
-    for (const k of keys) expect(tree.get(k)).toBe(i++);
-    let probe = 0x0a0b0c0d;
-    while (keys.has(probe)) probe++;
-    expect(tree.longestMatch(probe)).toBe(7);
-    const round = RadixTree4.deserialize(tree.serialize());
-    expect(round.rootBits).toBe(18);
-    expect(round.size).toBe(40001);
-  });
-
-  test("refuses keys with host bits, lengths out of range and values out of range", () => {
-    const tree = new RadixTree4({ rootBits: 8 });
-    expect(() => tree.set(0x0a000001, 8, 1)).toThrow(/host bits/);
-    expect(() => tree.set(0, 33, 1)).toThrow(/prefix length/);
-    expect(() => tree.set(0, 32, -1)).toThrow(/value/);
-    expect(() => tree.set(0, 32, 2 ** 31)).toThrow(/value/);
-    tree.set(0xffffffff, 32, 0x7fffffff);
-    expect(tree.get(0xffffffff)).toBe(0x7fffffff);
-    expect(tree.get(-1)).toBe(NOT_FOUND); // the "not an address" of tryParseIpv4Value never matches 255.255.255.255
-  });
-});
-
-// ---------------------------------------------------------------------------------------------------------
-// IPv6
-
 const hex32 = (w: ArrayLike<number>) => Array.from({ length: 4 }, (_, i) => hex8(w[i] >>> 0)).join("");
-const key6 = (w: ArrayLike<number>, len: number) => `${hex32(w)}/${String(len).padStart(3, "0")}`;
 
 function mask6(w: ArrayLike<number>, len: number): Uint32Array {
   const out = new Uint32Array(4);
@@ -226,29 +16,121 @@ function mask6(w: ArrayLike<number>, len: number): Uint32Array {
   return out;
 }
 
-function randomPrefix6(r: () => number): [Uint32Array, number] {
-  const regions = [
-    [0x20010db8, 0, 0, 0],
-    [0x2a010000, 0x12340000, 0, 0],
-    [0, 0, 0, 0],
-    [0xfe800000, 0, 0, 0],
-    [0xffffffff, 0xffffffff, 0xffffffff, 0xffff0000],
-  ];
-  const w = Uint32Array.from(regions[Math.floor(r() * regions.length)]);
-  // Vary a few bits in each word so that branching happens at every depth.
-  for (let i = 0; i < 4; i++) if (r() < 0.5) w[i] = (w[i] ^ Math.floor(r() * 16) * (r() < 0.5 ? 1 : 0x1000)) >>> 0;
-  const len = r() < 0.6 ? 128 : Math.floor(r() * 129);
-  return [mask6(w, len), len];
+/** The radix trees' shared API, over keys of one family (a number for IPv4, four words for IPv6). */
+interface Tree<K> {
+  readonly size: number;
+  readonly rootBits: number;
+  readonly byteSize: number;
+  set(network: K, prefixLength: number, value: number): void;
+  delete(network: K, prefixLength: number): boolean;
+  get(address: K): number;
+  getPrefix(network: K, prefixLength: number): number;
+  longestMatch(address: K, maxPrefixLength?: number): number;
+  enclosing(address: K, maxPrefixLength?: number): { network: K; prefixLength: number; value: number }[];
+  enclosingValues(address: K, out: number[], maxPrefixLength?: number): number;
+  walk(visit: (network: K, prefixLength: number, value: number) => void | boolean): boolean;
+  walkSubtree(network: K, prefixLength: number, visit: (network: K, prefixLength: number, value: number) => void | boolean): boolean;
+  entries(network?: K, prefixLength?: number): Iterable<{ network: K; prefixLength: number; value: number }>;
+  serialize(): Uint8Array;
+  compact(): void;
 }
 
-class Reference6 {
+/** What the tests need of a family: its tree, its keys, and random keys that nest and collide. */
+interface Family<K> {
+  name: string;
+  full: number;
+  rootBitsToTry: (number | undefined)[];
+  make(options?: { rootBits?: number; initialCapacity?: number }): Tree<K>;
+  deserialize(buffer: Uint8Array): Tree<K>;
+  randomPrefix(r: () => number): [K, number];
+  mask(k: K, len: number): K;
+  hex(k: K): string;
+  /** An address near `k`: nearby host bits, so lookups land inside and outside stored prefixes. */
+  near(k: K, r: () => number): K;
+  /** `n` distinct random addresses for the root growth test. */
+  spread(r: () => number, n: number): K[];
+  /** The first network of a walk-stopping test, i-th of 100 disjoint /8s (or /32s). */
+  disjoint(i: number): [K, number];
+}
+
+const IPV4: Family<number> = {
+  name: "IPv4",
+  full: 32,
+  rootBitsToTry: [1, 4, 8, 16, undefined],
+  make: (options) => new RadixTree4(options) as unknown as Tree<number>,
+  deserialize: (b) => RadixTree4.deserialize(b) as unknown as Tree<number>,
+  /** Keys clustered in a few regions so prefixes nest and collide; lengths mostly /32. */
+  randomPrefix(r) {
+    const regions = [0x00000000, 0x0a000000, 0x7f000000, 0xc0a80000, 0xfffff000, 0xcb007100];
+    const base = regions[Math.floor(r() * regions.length)];
+    const address = (base + Math.floor(r() * 0x2000) * (r() < 0.5 ? 1 : 0x101)) >>> 0;
+    const len = r() < 0.6 ? 32 : Math.floor(r() * 33);
+    return [(address & mask4(len)) >>> 0, len];
+  },
+  mask: (k, len) => (k & mask4(len)) >>> 0,
+  hex: hex8,
+  near: (k, r) => (k + Math.floor(r() * 300)) >>> 0,
+  spread(r, n) {
+    const keys = new Set<number>();
+    while (keys.size < n) keys.add(Math.floor(r() * 0x100000000));
+    return [...keys];
+  },
+  disjoint: (i) => [i * 0x01000000, 8],
+};
+
+const IPV6: Family<Uint32Array> = {
+  name: "IPv6",
+  full: 128,
+  rootBitsToTry: [1, 6, 16, undefined],
+  make: (options) => new RadixTree6(options) as unknown as Tree<Uint32Array>,
+  deserialize: (b) => RadixTree6.deserialize(b) as unknown as Tree<Uint32Array>,
+  randomPrefix(r) {
+    const regions = [
+      [0x20010db8, 0, 0, 0],
+      [0x2a010000, 0x12340000, 0, 0],
+      [0, 0, 0, 0],
+      [0xfe800000, 0, 0, 0],
+      [0xffffffff, 0xffffffff, 0xffffffff, 0xffff0000],
+    ];
+    const w = Uint32Array.from(regions[Math.floor(r() * regions.length)]);
+    // Vary a few bits in each word so that branching happens at every depth.
+    for (let i = 0; i < 4; i++) if (r() < 0.5) w[i] = (w[i] ^ Math.floor(r() * 16) * (r() < 0.5 ? 1 : 0x1000)) >>> 0;
+    const len = r() < 0.6 ? 128 : Math.floor(r() * 129);
+    return [mask6(w, len), len];
+  },
+  mask: mask6,
+  hex: hex32,
+  near(k, r) {
+    const probe = Uint32Array.from(k);
+    if (r() < 0.5) probe[3] = (probe[3] + Math.floor(r() * 20)) >>> 0;
+    return probe;
+  },
+  spread: (r, n) => Array.from({ length: n }, (_, i) => Uint32Array.of(0x20010000 + Math.floor(r() * 0x10000), Math.floor(r() * 2 ** 32), 0, i)),
+  disjoint: (i) => [Uint32Array.of(0x20010db8, i << 16, 0, 0), 48],
+};
+
+/** A reference model: a Map keyed by fixed-width hex and length, whose sorted keys are the walk order. */
+class Reference<K> {
   readonly map = new Map<string, number>();
-  enclosing(address: Uint32Array, maxLen = 128): Array<[string, number, number]> {
+  constructor(private readonly family: Family<K>) {}
+  private key(k: K, len: number) {
+    return `${this.family.hex(k)}/${String(len).padStart(3, "0")}`;
+  }
+  set(k: K, len: number, v: number) {
+    this.map.set(this.key(k, len), v);
+  }
+  delete(k: K, len: number) {
+    return this.map.delete(this.key(k, len));
+  }
+  get(k: K, len: number) {
+    return this.map.get(this.key(k, len)) ?? NOT_FOUND;
+  }
+  enclosing(address: K, maxLen = this.family.full): Array<[string, number, number]> {
     const out: Array<[string, number, number]> = [];
     for (let l = 0; l <= maxLen; l++) {
-      const n = mask6(address, l);
-      const v = this.map.get(key6(n, l));
-      if (v !== undefined) out.push([hex32(n), l, v]);
+      const n = this.family.mask(address, l);
+      const v = this.map.get(this.key(n, l));
+      if (v !== undefined) out.push([this.family.hex(n), l, v]);
     }
     return out;
   }
@@ -260,70 +142,184 @@ class Reference6 {
   }
 }
 
-function collect6(tree: RadixTree6, network: ArrayLike<number> = [0, 0, 0, 0], len = 0): Array<[string, number, number]> {
+function collect<K>(family: Family<K>, tree: Tree<K>, network?: K, len = 0): Array<[string, number, number]> {
   const out: Array<[string, number, number]> = [];
-  tree.walkSubtree(network, len, (n, l, v) => void out.push([hex32(n), l, v]));
+  tree.walkSubtree(network ?? parseHex(family, "0".repeat(family.full / 4)), len, (n, l, v) => void out.push([family.hex(n), l, v]));
   return out;
 }
 
-describe("RadixTree6 against a reference map", () => {
-  for (const rootBits of [1, 6, 16, undefined]) {
+describe.each([IPV4, IPV6] as Family<unknown>[])("$name radix tree against a reference map", (family) => {
+  for (const rootBits of family.rootBitsToTry) {
     test(`random inserts, updates, deletes and lookups (rootBits ${rootBits ?? "auto"})`, () => {
-      const r = rng(2000 + (rootBits ?? 99));
-      const tree = new RadixTree6({ rootBits, initialCapacity: 4 });
-      const ref = new Reference6();
-      for (let step = 0; step < 4000; step++) {
-        const [n, l] = randomPrefix6(r);
+      const r = rng(family.full * 100 + (rootBits ?? 99));
+      const tree = family.make({ rootBits, initialCapacity: 4 });
+      const ref = new Reference(family);
+      for (let step = 0; step < (family.full === 32 ? 6000 : 4000); step++) {
+        const [n, l] = family.randomPrefix(r);
         const op = r();
         if (op < 0.55) {
           const v = Math.floor(r() * 0x7fffffff);
           tree.set(n, l, v);
-          ref.map.set(key6(n, l), v);
+          ref.set(n, l, v);
         } else if (op < 0.8) {
-          expect(tree.delete(n, l)).toBe(ref.map.delete(key6(n, l)));
+          expect(tree.delete(n, l)).toBe(ref.delete(n, l));
         } else {
-          expect(tree.getPrefix(n, l)).toBe(ref.map.get(key6(n, l)) ?? NOT_FOUND);
+          expect(tree.getPrefix(n, l)).toBe(ref.get(n, l));
         }
-        if (l === 128) expect(tree.get(n)).toBe(ref.map.get(key6(n, 128)) ?? NOT_FOUND);
+        if (l === family.full) expect(tree.get(n)).toBe(ref.get(n, family.full));
         expect(tree.size).toBe(ref.map.size);
-        if (step % 500 === 0) expect(collect6(tree)).toEqual(ref.sorted());
+        if (step % 500 === 0) expect(collect(family, tree)).toEqual(ref.sorted());
       }
-      for (let i = 0; i < 1200; i++) {
-        const [probe] = randomPrefix6(r);
-        if (r() < 0.5) probe[3] = (probe[3] + Math.floor(r() * 20)) >>> 0;
-        const maxLen = r() < 0.7 ? 128 : Math.floor(r() * 129);
+      // Every stored entry is found; longest-prefix and enclosing prefixes agree on random addresses.
+      for (const [h, l, v] of ref.sorted()) expect(tree.getPrefix(parseHex(family, h), l)).toBe(v);
+      for (let i = 0; i < 2000; i++) {
+        const probe = family.near(family.randomPrefix(r)[0], r);
+        const maxLen = r() < 0.7 ? family.full : Math.floor(r() * (family.full + 1));
         const expected = ref.enclosing(probe, maxLen);
-        expect(tree.enclosing(probe, maxLen).map((e) => [hex32(e.network), e.prefixLength, e.value])).toEqual(expected);
+        expect(tree.enclosing(probe, maxLen).map((e) => [family.hex(e.network), e.prefixLength, e.value])).toEqual(expected);
         expect(tree.longestMatch(probe, maxLen)).toBe(expected.length ? expected[expected.length - 1][2] : NOT_FOUND);
-        expect(tree.get(probe)).toBe(ref.map.get(key6(probe, 128)) ?? NOT_FOUND);
+        expect(tree.get(probe)).toBe(ref.get(probe, family.full));
         const out: number[] = [];
         expect(tree.enclosingValues(probe, out, maxLen)).toBe(expected.length);
         expect(out).toEqual(expected.map((e) => e[2]));
       }
-      expect(collect6(tree)).toEqual(ref.sorted());
-      const all = ref.sorted();
-      const allWords = all.map(([h]) => Uint32Array.from({ length: 4 }, (_, j) => parseInt(h.slice(8 * j, 8 * j + 8), 16)));
-      for (let i = 0; i < 150; i++) {
-        const [address] = randomPrefix6(r);
-        const len = Math.floor(r() * 129);
-        const net = hex32(mask6(address, len));
-        const expected = all.filter(([, l], j) => l >= len && hex32(mask6(allWords[j], len)) === net);
-        expect(collect6(tree, mask6(address, len), len)).toEqual(expected);
-      }
-      const copy = RadixTree6.deserialize(tree.serialize());
+      expect(collect(family, tree)).toEqual(ref.sorted());
+      const copy = family.deserialize(tree.serialize());
       expect(copy.size).toBe(ref.map.size);
-      expect(collect6(copy)).toEqual(ref.sorted());
+      expect(collect(family, copy)).toEqual(ref.sorted());
     });
   }
 
+  test("a subtree walk lists exactly the entries inside the network, in order", () => {
+    const r = rng(7);
+    for (const rootBits of [4, 16]) {
+      const tree = family.make({ rootBits });
+      const ref = new Reference(family);
+      for (let i = 0; i < 3000; i++) {
+        const [n, l] = family.randomPrefix(r);
+        tree.set(n, l, i);
+        ref.set(n, l, i);
+      }
+      const all = ref.sorted();
+      for (let i = 0; i < 300; i++) {
+        const [address] = family.randomPrefix(r);
+        const len = Math.floor(r() * (family.full + 1));
+        const net = family.mask(address, len);
+        const prefix = family.hex(net);
+        const expected = all.filter(([h, l]) => l >= len && family.hex(family.mask(parseHex(family, h), len)) === prefix);
+        expect(collect(family, tree, net, len)).toEqual(expected);
+        expect([...tree.entries(net, len)].map((e) => [family.hex(e.network), e.prefixLength, e.value])).toEqual(expected);
+      }
+    }
+  });
+
+  test("deleted nodes are reused: insert-delete cycles do not grow the tree", () => {
+    const tree = family.make({ rootBits: 4 });
+    const r = rng(9);
+    const prefixes = Array.from({ length: 2000 }, () => family.randomPrefix(r));
+    const fill = () => prefixes.forEach(([n, l], i) => tree.set(n, l, i));
+    fill();
+    const bytes = tree.byteSize;
+    for (let cycle = 0; cycle < 5; cycle++) {
+      for (const [n, l] of prefixes) tree.delete(n, l);
+      expect(tree.size).toBe(0);
+      expect(collect(family, tree)).toEqual([]);
+      fill();
+    }
+    expect(tree.byteSize).toBe(bytes);
+  });
+
+  test("a walk stops when the visitor returns false", () => {
+    const tree = family.make({ rootBits: 8 });
+    for (let i = 0; i < 100; i++) tree.set(...family.disjoint(i), i);
+    let seen = 0;
+    expect(tree.walk(() => ++seen < 10)).toBe(false);
+    expect(seen).toBe(10);
+  });
+
+  test("serialization round-trips, compacted, and the copy is independent", () => {
+    const r = rng(11);
+    const tree = family.make({ rootBits: 8 });
+    const ref = new Reference(family);
+    for (let i = 0; i < 4000; i++) {
+      const [n, l] = family.randomPrefix(r);
+      if (r() < 0.2) {
+        tree.delete(n, l);
+        ref.delete(n, l);
+      } else {
+        tree.set(n, l, i);
+        ref.set(n, l, i);
+      }
+    }
+    const buffer = tree.serialize();
+    const copy = family.deserialize(buffer);
+    expect(copy.size).toBe(ref.map.size);
+    expect(copy.rootBits).toBe(8);
+    expect(collect(family, copy)).toEqual(ref.sorted());
+    // An odd byte offset (a buffer sliced out of a bigger file) reads the same.
+    const shifted = new Uint8Array(buffer.byteLength + 1);
+    shifted.set(buffer, 1);
+    expect(collect(family, family.deserialize(shifted.subarray(1)))).toEqual(ref.sorted());
+    const [fresh] = family.disjoint(7);
+    const address = family.mask(fresh, family.full);
+    copy.set(address, family.full, 5);
+    expect(tree.get(address)).toBe(ref.get(address, family.full));
+    // compact() in place keeps every entry.
+    tree.compact();
+    expect(collect(family, tree)).toEqual(ref.sorted());
+    const other = family === (IPV4 as unknown) ? RadixTree6 : RadixTree4;
+    expect(() => other.deserialize(buffer)).toThrow(/magic/);
+    expect(() => family.deserialize(buffer.subarray(0, buffer.byteLength - 4))).toThrow(RangeError);
+  });
+
   test("the root table grows with the tree, keeping every entry", () => {
-    const tree = new RadixTree6();
-    const r = rng(5);
-    const keys: Uint32Array[] = [];
-    for (let i = 0; i < 40000; i++) keys.push(Uint32Array.of(0x20010000 + Math.floor(r() * 0x10000), Math.floor(r() * 2 ** 32), 0, i));
-    keys.forEach((k, i) => tree.set(k, 128, i));
+    const tree = family.make();
+    expect(tree.rootBits).toBe(16);
+    const keys = family.spread(rng(3), 40000);
+    keys.forEach((k, i) => tree.set(k, family.full, i));
     expect(tree.rootBits).toBe(18);
     keys.forEach((k, i) => expect(tree.get(k)).toBe(i));
+    const round = family.deserialize(tree.serialize());
+    expect(round.rootBits).toBe(18);
+    expect(round.size).toBe(40000);
+  });
+});
+
+function parseHex<K>(family: Family<K>, h: string): K {
+  if (family.full === 32) return Number.parseInt(h, 16) as K;
+  return Uint32Array.from({ length: 4 }, (_, j) => Number.parseInt(h.slice(8 * j, 8 * j + 8), 16)) as K;
+}
+
+describe("IPv4 specifics", () => {
+  test("a network holding the address found by longest match after the root table grew", () => {
+    const tree = new RadixTree4();
+    const keys = IPV4.spread(rng(3), 40000);
+    keys.forEach((k, i) => tree.set(k, 32, i));
+    tree.set(0x0a000000, 8, 7);
+    let probe = 0x0a0b0c0d;
+    while (keys.includes(probe)) probe++;
+    expect(tree.longestMatch(probe)).toBe(7);
+  });
+
+  test("enclosingValues into a short typed array fills what fits and counts all", () => {
+    const tree = new RadixTree4({ rootBits: 8 });
+    tree.set(0x0a000000, 8, 1);
+    tree.set(0x0a010000, 16, 2);
+    tree.set(0x0a010203, 32, 3);
+    const out = new Int32Array(2);
+    expect(tree.enclosingValues(0x0a010203, out)).toBe(3);
+    expect(Array.from(out)).toEqual([1, 2]);
+  });
+
+  test("refuses keys with host bits, lengths out of range and values out of range", () => {
+    const tree = new RadixTree4({ rootBits: 8 });
+    expect(() => tree.set(0x0a000001, 8, 1)).toThrow(/host bits/);
+    expect(() => tree.set(0, 33, 1)).toThrow(/prefix length/);
+    expect(() => tree.set(0, 32, -1)).toThrow(/value/);
+    expect(() => tree.set(0, 32, 2 ** 31)).toThrow(/value/);
+    tree.set(0xffffffff, 32, 0x7fffffff);
+    expect(tree.get(0xffffffff)).toBe(0x7fffffff);
+    expect(tree.get(-1)).toBe(NOT_FOUND); // the "not an address" of tryParseIpv4Value never matches 255.255.255.255
   });
 });
 

@@ -7,6 +7,7 @@
 // - 304 polls per second (If-None-Match with the current ETag) against reputation lookups, both with wrk.
 // Run: npx bun test/bench/blocklist.bench.ts [--entries N]
 
+import { listen } from "../../src/http/server";
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -70,7 +71,7 @@ try {
   index.compact();
   console.log(`# blocklist benchmark: ${N.toLocaleString("en")} listed IPv4 addresses in the index (built in ${fmt(ms(start), 0)} ms), best of ${ROUNDS}`);
 
-  const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (request) => h.app.handle(request) });
+  const server = listen(h.services, h.app, { hostname: "127.0.0.1", port: 0 });
   servers.push(server);
   const ceiling = Bun.serve({
     hostname: "127.0.0.1",

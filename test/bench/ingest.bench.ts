@@ -5,6 +5,7 @@
 // The load comes from a separate process (this script with --client), so it does not share the server's thread.
 // Run: npx bun test/bench/ingest.bench.ts [--reports N] [--concurrency C]
 
+import { listen } from "../../src/http/server";
 import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -127,7 +128,7 @@ async function main() {
   const { addUser } = await import("../support/accounts");
   // The product's default durability (the test harness defaults to NORMAL for speed).
   const h = await createHarness({ syncMode: "full" });
-  const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (request) => h.app.handle(request) });
+  const server = listen(h.services, h.app, { hostname: "127.0.0.1", port: 0 });
   try {
     const synchronous = (h.store.sqlite.query("PRAGMA synchronous").get() as { synchronous: number }).synchronous;
     const journal = (h.store.sqlite.query("PRAGMA journal_mode").get() as { journal_mode: string }).journal_mode;

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp } from "../../src/http/app";
+import { listen } from "../../src/http/server";
 import { createScheduler, type Job } from "../../src/jobs/scheduler";
 import { addUser, type TestUser } from "../support/accounts";
 import { bodyOf, createHarness, type Harness } from "../support/harness";
@@ -111,8 +112,9 @@ describe("POST /v1/admin/jobs/{name}/run", () => {
     };
     // The same services, with a scheduler holding a job the test controls.
     const scheduler = createScheduler({ jobs: [slow], clock: h.clock, store: h.store });
-    const app = createApp({ ...h.services, scheduler });
-    const call = (method: string, path: string) => app.handle(new Request(`http://localhost${path}`, { method, headers: admin.jwt }));
+    const services = { ...h.services, scheduler };
+    const server = listen(services, createApp(services), { hostname: "127.0.0.1", port: 0 });
+    const call = (method: string, path: string) => fetch(`http://127.0.0.1:${server.port}${path}`, { method, headers: admin.jwt });
 
     const first = call("POST", "/v1/admin/jobs/slow/run");
     await Bun.sleep(5);
@@ -127,6 +129,7 @@ describe("POST /v1/admin/jobs/{name}/run", () => {
     expect(done.status).toBe(200);
     expect((await bodyOf(done)).data).toMatchObject({ name: "slow", running: false, lastResult: { done: true } });
     expect(runs).toBe(1);
+    server.stop(true);
   });
 });
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { FAST_ROUTES } from "../../src/http/fast-routes";
 import { ABUSEIPDB_ENDPOINTS } from "../../src/http/abuseipdb/router";
 import { CROWDSEC_ENDPOINTS } from "../../src/http/crowdsec/routes";
 import { createHash } from "node:crypto";
@@ -21,6 +22,8 @@ const openApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)\??/g, "{$1}
 const served = () =>
   new Set([
     ...h.app.routes.map((r) => `${r.method.toUpperCase()} ${openApiPath(r.path)}`),
+    // The hot routes are served only on Bun's router (fast-routes.ts).
+    ...FAST_ROUTES.map(([method, path]) => `${method} ${openApiPath(path)}`),
     // /api/v2 is served ahead of the app, on Bun's router (test/http/abuseipdb.test.ts checks its credentials).
     ...Object.entries(ABUSEIPDB_ENDPOINTS).flatMap(([name, methods]) => methods.map((m) => `${m} /api/v2/${name}`)),
     // So are the CrowdSec bouncer routes (test/http/crowdsec.test.ts checks their credential).

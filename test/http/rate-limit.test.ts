@@ -131,17 +131,14 @@ describe("exact under concurrency", () => {
     expect(ok.map((r) => Number(r.headers.get("x-ratelimit-remaining"))).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i));
   });
 
-  test("the same over real HTTP connections", async () => {
+  test("the same over many connections at once", async () => {
     const user = await addUser(h, { dailyLimit: 20 });
-    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (request) => h.app.handle(request) });
-    try {
-      const url = `http://127.0.0.1:${server.port}/v1/auth/whoami`;
+    {
+      const url = `${h.url}/v1/auth/whoami`;
       const results = await Promise.all(Array.from({ length: 50 }, () => fetch(url, { headers: user.apiKey })));
       expect(results.filter((r) => r.status === 200)).toHaveLength(20);
       expect(results.filter((r) => r.status === 429)).toHaveLength(30);
       await Promise.all(results.map((r) => r.arrayBuffer()));
-    } finally {
-      server.stop(true);
     }
   });
 });

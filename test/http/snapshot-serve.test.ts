@@ -1,4 +1,4 @@
-// `serve --snapshot FILE` through app.handle: the read-only composition answers lookups, bulk, recent, threats and
+// `serve --snapshot FILE` through the listener production serves with: the read-only composition answers lookups, bulk, recent, threats and
 // blocklists exactly as the live server does for the same data; every write is 503 read_only; only the static
 // API keys get in.
 
@@ -7,7 +7,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { defaultConfig } from "../../src/config";
-import { createApp, type App } from "../../src/http/app";
+import type { Server } from "bun";
+import { createApp } from "../../src/http/app";
+import { listen } from "../../src/http/server";
 import { createSnapshotServices, type SnapshotServices } from "../../src/app/snapshot-services";
 import { exportSnapshot } from "../../src/services/snapshots/export";
 import { addUser, type TestUser } from "../support/accounts";
@@ -21,12 +23,12 @@ let reporters: TestUser[];
 let admin: TestUser;
 let dir: string;
 let snap: SnapshotServices;
-let app: App;
+let server: Server<undefined>;
 
 const snapCall = (method: string, path: string, init: { headers?: Record<string, string>; json?: unknown } = {}) => {
   const headers: Record<string, string> = { ...init.headers };
   if (init.json !== undefined) headers["content-type"] = "application/json";
-  return app.handle(new Request(`http://localhost${path}`, { method, headers, body: init.json === undefined ? undefined : JSON.stringify(init.json) }));
+  return fetch(`http://127.0.0.1:${server.port}${path}`, { method, headers, body: init.json === undefined ? undefined : JSON.stringify(init.json) });
 };
 const KEY = { "x-api-key": STATIC_KEY };
 
@@ -50,10 +52,11 @@ beforeAll(async () => {
   const file = join(dir, "s.sqlite");
   await exportSnapshot({ store: h.store, services: h.services, out: file, nowMs: h.clock.now() });
   snap = await createSnapshotServices({ config: { ...defaultConfig(), dataDir: dir, snapshot: file, apiKeys: [STATIC_KEY, OTHER_STATIC_KEY] }, clock: h.clock });
-  app = createApp(snap);
+  server = listen(snap, createApp(snap), { hostname: "127.0.0.1", port: 0 });
 });
 
 afterAll(async () => {
+  server?.stop(true);
   await snap.stop();
   snap.store.close();
   await h.close();
@@ -140,8 +143,15 @@ describe("writes are refused with 503 read_only", () => {
     ["PATCH", "/v1/admin/reports/1", { status: "verified" }],
     ["POST", "/v1/admin/jobs/rescore/run", undefined],
     ["PUT", "/v1/anything", { a: 1 }],
-    ["POST", "/api/v2/report", { ip: "192.0.2.1", categories: "18" }],
   ];
+  test("/api/v2 reports: 503 in AbuseIPDB's error shape", async () => {
+    for (const headers of [{ Key: STATIC_KEY }, {}] as Record<string, string>[]) {
+      const res = await snapCall("POST", "/api/v2/report", { headers, json: { ip: "192.0.2.1", categories: "18" } });
+      expect(res.status).toBe(503);
+      expect(await bodyOf(res)).toEqual({ errors: [{ detail: "This server answers read-only from a snapshot: reports are not taken here.", status: 503 }] });
+    }
+  });
+
   test.each(writes)("%s %s", async (method, path, json) => {
     // With a valid key and without one: the refusal comes before authentication.
     for (const headers of [KEY, {}]) {

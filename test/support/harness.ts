@@ -1,6 +1,7 @@
 // Builds a whole instance for tests: a real SQLite file in a temporary directory, the real services with a
-// manual clock, and the real Elysia app, called through app.handle(new Request(...)).
+// manual clock, and the listener production serves with on a real port of 127.0.0.1, which `call` sends to.
 
+import { listen } from "../../src/http/server";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,7 +18,9 @@ export interface Harness {
   store: Store;
   services: Services;
   app: App;
-  /** Sends a request to the app: `call("GET", "/v1/...", { headers, json, body })`. */
+  /** `http://127.0.0.1:PORT` of the harness's own listener. */
+  url: string;
+  /** Sends a request to the listener: `call("GET", "/v1/...", { headers, json, body })`. */
   call(method: string, path: string, init?: CallInit): Promise<Response>;
   close(): Promise<void>;
   /**
@@ -50,6 +53,10 @@ export async function createHarness(overrides: Partial<Config> = {}, options: Ha
   const store = openStore(dataDir, { sync: config.syncMode });
   const services = await createServices({ config, clock, store });
   const app = createApp(services);
+  // Requests go through the listener production serves with (Bun's router for the hot and compatibility
+  // routes, the Elysia app for the rest), on a real port: no test passes on a path production never takes.
+  const server = listen(services, app, { hostname: "127.0.0.1", port: 0 });
+  const url = `http://127.0.0.1:${server.port}`;
   return {
     dataDir,
     clock,
@@ -63,14 +70,17 @@ export async function createHarness(overrides: Partial<Config> = {}, options: Ha
         body = JSON.stringify(init.json);
         headers["content-type"] ??= "application/json";
       }
-      return app.handle(new Request(`http://localhost${path}`, { method, headers, body }));
+      return fetch(`${url}${path}`, { method, headers, body });
     },
+    url,
     async close() {
+      server.stop(true);
       await services.stop();
       store.close();
       if (ownsDataDir) rmSync(dataDir, { recursive: true, force: true });
     },
     async reopen() {
+      server.stop(true);
       await services.stop();
       store.close();
       return createHarness(overrides, { dataDir, clock, ownsDataDir });

@@ -79,25 +79,10 @@ export function lookupRoutes(services: Services) {
       },
       { auth: "key" },
     )
-    // The hot routes: JSON text (from the response cache where there is one) answered with one Response (see
-    // jsonAnswerer). Handlers destructure the context fields they use: Elysia then prepares only those, where a
-    // handler taking the whole context gets the query parsed, the headers copied and more on every request.
-    .post(
-      "/v1/ip/bulk",
-      ({ body, principal, remaining, set }) =>
-        answer(principal, remaining, set, () => {
-          return reputation.bulkBody(bulkInputsOf(body));
-        }),
-      { authOwnHeaders: "key" },
-    )
+    // The hot routes, GET /v1/ip/{ip}/reputation and POST /v1/ip/bulk, are served only by fast-routes.ts.
     .get(
       "/v1/ip/:ip",
       ({ params, principal, remaining, set }) => answer(principal, remaining, set, () => JSON.stringify(reputation.detail(pathAddress(params.ip)))),
-      { authOwnHeaders: "key" },
-    )
-    .get(
-      "/v1/ip/:ip/reputation",
-      ({ params, principal, remaining, set }) => answer(principal, remaining, set, () => reputation.reputationBody(pathAddress(params.ip))),
       { authOwnHeaders: "key" },
     );
 }

@@ -28,11 +28,8 @@ export function createApp(services: Services) {
     // A snapshot server refuses writes (503 read_only) before anything else looks at the request.
     .use(readOnlyGuard(services))
     .onParse({ as: "global" }, ({ request, path }) => readBody(request, path))
-    .onError({ as: "global" }, ({ code, error }) => {
-      const appError = toAppError(code, error);
-      if (appError.errorCode === "internal_error") console.error("internal error:", error);
-      return errorResponse(appError);
-    })
+    // Counted and logged by requestMetrics' own error hook (request-outcomes.ts); this one only answers.
+    .onError({ as: "global" }, ({ code, error }) => errorResponse(toAppError(code, error)))
     .use(healthRoutes(services))
     .use(authRoutes(services))
     .use(keyRoutes(services))

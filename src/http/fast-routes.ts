@@ -8,9 +8,9 @@
 import type { Services } from "../services/services";
 import { authenticate, jsonAnswerer, takeRequest } from "./auth";
 import { readBody } from "./body";
-import { errorResponse, toAppError } from "./errors";
+import { errorResponse } from "./errors";
+import { requestOutcomes } from "./request-outcomes";
 import { bulkInputsOf, pathAddress } from "./routes/lookups";
-import { accessLogOf } from "./routes/metrics";
 
 const REPUTATION_ROUTE = "/v1/ip/:ip/reputation";
 const BULK_ROUTE = "/v1/ip/bulk";
@@ -24,35 +24,25 @@ type RouteRequest = Request & { params: Record<string, string> };
 
 export function fastRoutes(services: Services) {
   const answer = jsonAnswerer(services);
-  const counters = services.metrics.requests;
-  const log = accessLogOf(services);
+  const outcomes = requestOutcomes(services);
   const { reputation } = services;
 
   /** The request answered by `handle`, or the contract's error body for what it threw; counted and logged. */
-  function served(method: string, route: string, request: Request, started: number, handle: (set: { headers: Record<string, string | number> }) => Response): Response {
+  function served(route: string, request: Request, started: number, handle: (set: { headers: Record<string, string | number> }) => Response): Response {
     const set = { headers: {} as Record<string, string | number> };
     let response: Response;
     try {
       response = handle(set);
     } catch (error) {
-      response = failed(error, set);
+      response = errorResponse(outcomes.failed(error), stringHeaders(set.headers));
     }
-    const seconds = (performance.now() - started) / 1000;
-    counters.record(method, route, response.status, seconds);
-    log?.(request, response.status, seconds);
+    outcomes.answered(request, route, response.status, started);
     return response;
-  }
-
-  function failed(error: unknown, set: { headers: Record<string, string | number> }): Response {
-    const appError = toAppError("UNKNOWN", error);
-    if (appError.errorCode === "internal_error") console.error("internal error:", error);
-    counters.recordError(appError.errorCode);
-    return errorResponse(appError, stringHeaders(set.headers));
   }
 
   return {
     [REPUTATION_ROUTE]: (request: RouteRequest) =>
-      served("GET", REPUTATION_ROUTE, request, performance.now(), (set) => {
+      served(REPUTATION_ROUTE, request, performance.now(), (set) => {
         const principal = authenticate(services, request, "key");
         const remaining = takeRequest(services, principal);
         return answer(principal, remaining, set, () => reputation.reputationBody(pathAddress(request.params.ip)));
@@ -66,7 +56,7 @@ export function fastRoutes(services: Services) {
         } catch (error) {
           body = error;
         }
-        return served("POST", BULK_ROUTE, request, started, (set) => {
+        return served(BULK_ROUTE, request, started, (set) => {
           if (body instanceof Error) throw body;
           const principal = authenticate(services, request, "key");
           const remaining = takeRequest(services, principal);

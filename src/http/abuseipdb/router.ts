@@ -15,7 +15,7 @@ import { AddressReports } from "../../store/address-reports";
 import { DAY_MS } from "../../domain/scoring";
 import { storageError } from "../../store/database";
 import { readOnlyRefusal } from "../read-only";
-import { accessLogOf } from "../routes/metrics";
+import { type RequestOutcomes, requestOutcomes } from "../request-outcomes";
 import { BodyTooLarge, type Params, UnreadableBody, flag, integer, readParams, required } from "./params";
 
 export const ABUSEIPDB_PREFIX = "/api/v2/";
@@ -77,8 +77,7 @@ export function abuseIpdbRoutes(services: Services): (request: Request) => Promi
     store: services.store,
     clock: services.clock,
   });
-  const log = accessLogOf(services);
-  const counters = services.metrics.requests;
+  const outcomes = requestOutcomes(services);
 
   const routes: Record<string, Partial<Record<Method, Handler>>> = {
     check: {
@@ -206,7 +205,7 @@ export function abuseIpdbRoutes(services: Services): (request: Request) => Promi
       ({ response, route } = await handle(request, url, headers));
     } catch (error) {
       route = (error as { route?: string }).route ?? route;
-      response = errorAnswer(error, headers, services);
+      response = errorAnswer(error, headers, outcomes);
     }
     if (!headers["x-ratelimit-limit"]) {
       // Before the credential was known (a 401, 404): the headers still go out, as clients expect them.
@@ -214,9 +213,7 @@ export function abuseIpdbRoutes(services: Services): (request: Request) => Promi
       unlimitedHeaders(fallback);
       for (const [name, value] of Object.entries(fallback)) response.headers.set(name, value);
     }
-    const seconds = (performance.now() - started) / 1000;
-    counters.record(request.method, route, response.status, seconds);
-    log?.(request, response.status, seconds);
+    outcomes.answered(request, route, response.status, started);
     return request.method === "HEAD" ? new Response(null, { status: response.status, headers: response.headers }) : response;
   };
 }
@@ -226,7 +223,7 @@ function json(body: unknown, headers: Record<string, string>, status = 200): Res
 }
 
 /** AbuseIPDB's error body for whatever a handler threw; internals of unexpected failures stay hidden. */
-function errorAnswer(error: unknown, headers: Record<string, string>, services: Services): Response {
+function errorAnswer(error: unknown, headers: Record<string, string>, outcomes: RequestOutcomes): Response {
   let status: number;
   let detail: string;
   let parameter: string | undefined;
@@ -253,7 +250,7 @@ function errorAnswer(error: unknown, headers: Record<string, string>, services: 
       status = 422;
       parameter = error.details?.[0]?.field;
     }
-    services.metrics.requests.recordError(error.errorCode);
+    outcomes.failed(error);
   } else if (storageError(error) !== null) {
     status = 503;
     detail = storageError(error)!.message;
@@ -261,7 +258,7 @@ function errorAnswer(error: unknown, headers: Record<string, string>, services: 
     status = 422;
     detail = "The request body could not be read as form fields or JSON.";
   } else {
-    console.error("internal error in /api/v2:", error);
+    outcomes.failed(error);
     status = 500;
     detail = "Internal server error.";
   }

@@ -8,7 +8,7 @@ import { tryParseCidr, tryParseIp } from "../../domain/ip";
 import type { Principal } from "../../domain/principal";
 import type { PullOptions } from "../../services/bouncers/bouncers";
 import type { Services } from "../../services/services";
-import { accessLogOf } from "../routes/metrics";
+import { requestOutcomes } from "../request-outcomes";
 
 export const DECISIONS_STREAM_ROUTE = "/v1/decisions/stream";
 export const DECISIONS_ROUTE = "/v1/decisions";
@@ -28,8 +28,7 @@ const list = (value: string | null): string[] =>
   value === null ? [] : value.split(",").map((s) => s.trim()).filter((s) => s !== "");
 
 export function crowdsecRoutes(services: Services) {
-  const counters = services.metrics.requests;
-  const log = accessLogOf(services);
+  const outcomes = requestOutcomes(services);
 
   function principalOf(request: Request): Principal | null {
     const key = request.headers.get("x-api-key");
@@ -37,25 +36,23 @@ export function crowdsecRoutes(services: Services) {
   }
 
   /** Counts and logs an answer; an unexpected failure becomes LAPI's 500 body, never a stack. */
-  function served(method: string, route: string, request: Request, answer: () => Response): Response {
+  function served(route: string, request: Request, answer: () => Response): Response {
     const started = performance.now();
     let response: Response;
     try {
       response = answer();
     } catch (error) {
-      console.error(`internal error in ${route}:`, error);
+      outcomes.failed(error);
       response = new Response('{"message":"internal error"}', { status: 500, headers: JSON_HEADERS });
     }
-    const seconds = (performance.now() - started) / 1000;
-    counters.record(method, route, response.status, seconds);
-    log?.(request, response.status, seconds);
+    outcomes.answered(request, route, response.status, started);
     return response;
   }
 
   return {
     [DECISIONS_STREAM_ROUTE]: {
       GET: (request: Request, server: Server<undefined>) =>
-        served("GET", DECISIONS_STREAM_ROUTE, request, () => {
+        served(DECISIONS_STREAM_ROUTE, request, () => {
           const principal = principalOf(request);
           if (principal === null) return forbidden();
           const query = new URL(request.url).searchParams;
@@ -70,11 +67,11 @@ export function crowdsecRoutes(services: Services) {
           return new Response(services.bouncers.pull(principal, client, options), { headers: JSON_HEADERS });
         }),
       HEAD: (request: Request) =>
-        served("HEAD", DECISIONS_STREAM_ROUTE, request, () => (principalOf(request) === null ? forbidden() : new Response(null, { status: 200, headers: JSON_HEADERS }))),
+        served(DECISIONS_STREAM_ROUTE, request, () => (principalOf(request) === null ? forbidden() : new Response(null, { status: 200, headers: JSON_HEADERS }))),
     },
     [DECISIONS_ROUTE]: {
       GET: (request: Request) =>
-        served("GET", DECISIONS_ROUTE, request, () => {
+        served(DECISIONS_ROUTE, request, () => {
           const principal = principalOf(request);
           if (principal === null) return forbidden();
           const query = new URL(request.url).searchParams;
@@ -99,7 +96,7 @@ export function crowdsecRoutes(services: Services) {
       POST: async (request: Request) => {
         // The body (the bouncer's counters) is read and dropped: only that it came is kept, for `bouncer list`.
         await request.arrayBuffer().catch(() => undefined);
-        return served("POST", USAGE_METRICS_ROUTE, request, () => {
+        return served(USAGE_METRICS_ROUTE, request, () => {
           const principal = principalOf(request);
           if (principal === null) return forbidden();
           services.bouncers.noteUsageMetrics(principal);

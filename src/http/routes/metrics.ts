@@ -5,7 +5,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
 import { AppError } from "../../domain/errors";
 import type { Services } from "../../services/services";
-import { toAppError } from "../errors";
+import { requestOutcomes } from "../request-outcomes";
 
 export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
@@ -23,10 +23,7 @@ interface Timed {
  * own onError: its error hook only counts and returns nothing, so the next one still answers.
  */
 export function requestMetrics(services: Services) {
-  const counters = services.metrics.requests;
-  const elapsed = (c: Timed) => (performance.now() - (c.startedAt as number)) / 1000;
-  const accessLog = accessLogOf(services);
-  const log = accessLog ? (c: Timed, status: number, seconds: number) => accessLog(c.request, status, seconds) : null;
+  const outcomes = requestOutcomes(services);
   return new Elysia()
     .onRequest((c) => {
       (c as unknown as Timed).startedAt = performance.now();
@@ -36,32 +33,13 @@ export function requestMetrics(services: Services) {
       const value = c.responseValue;
       // A handler that builds its own Response (blocklists, /metrics) carries its status there, not in `set`.
       const status = value instanceof Response ? value.status : typeof c.set.status === "number" ? c.set.status : 200;
-      const seconds = elapsed(c);
-      counters.record(c.request.method, c.route, status, seconds);
-      log?.(c, status, seconds);
+      outcomes.answered(c.request, c.route, status, c.startedAt as number);
     })
     .onError({ as: "global" }, (context) => {
       const c = context as unknown as Timed & { code: string | number; error: unknown };
-      const error = toAppError(c.code, c.error);
-      counters.recordError(error.errorCode);
-      const seconds = elapsed(c);
-      counters.record(c.request.method, c.route, error.status, seconds);
-      log?.(c, error.status, seconds);
+      const error = outcomes.failed(c.error, c.code);
+      outcomes.answered(c.request, c.route, error.status, c.startedAt as number);
     });
-}
-
-/**
- * `--access-log`: a writer of one line per request on stderr (time, method, path, status, duration), or null
- * when the option is off, so callers skip it at no cost.
- */
-export function accessLogOf(services: Services): ((request: Request, status: number, seconds: number) => void) | null {
-  if (!services.config.accessLog) return null;
-  return (request, status, seconds) => {
-    const url = request.url;
-    // A credential in the query string (the AbuseIPDB-compatible `?key=`) never reaches the log.
-    const path = url.slice(url.indexOf("/", url.indexOf("//") + 2)).replace(/([?&]key=)[^&]*/gi, "$1[redacted]");
-    process.stderr.write(`${new Date().toISOString()} ${request.method} ${path} ${status} ${(seconds * 1000).toFixed(1)}ms\n`);
-  };
 }
 
 export function metricsRoutes(services: Services) {

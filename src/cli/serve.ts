@@ -2,6 +2,7 @@
 
 import { OPTIONS, resolveConfig } from "../config";
 import { systemClock } from "../domain/clock";
+import { AppError } from "../domain/errors";
 import { openStore, SERVER_BUSY_TIMEOUT_MS } from "../store/database";
 import { type Services } from "../services/services";
 import { createServices } from "../app/create-services";
@@ -27,7 +28,7 @@ export const serveCommand: Command = {
   ].join("\n"),
   async run(argv) {
     const args = parseArgs(argv, { values: SERVE_FLAGS, switches: SERVE_SWITCHES });
-    if (args.positionals.length > 0) throw new Error(`serve takes no arguments, got "${args.positionals[0]}"`);
+    if (args.positionals.length > 0) throw new AppError("bad_request", `serve takes no arguments, got "${args.positionals[0]}"`);
     const config = resolveConfig(args.flags);
     // --snapshot FILE: the read-only composition over a snapshot; the data directory is not touched.
     let services: Services;

@@ -55,7 +55,11 @@ export interface Services {
   scoring: ScoringParameters;
   /** Recomputes one address inside a transaction. */
   scorer: AddressScorer;
-  /** After a commit: rescored addresses into the index, then `onAddressChanged` listeners (the response cache). */
+  /**
+   * After a commit: rescored addresses into the index. The answer cache hears of every change from the index
+   * alone (ReputationIndex.onAddressChanged / onNetworkChanged), whichever way it came: reports, report states,
+   * rescoring, feeds, another process's commits.
+   */
   addressChanges: AddressChangePublisher;
   /** Report ingest with group commit (contract 5.4). */
   reports: ReportService;

@@ -15,7 +15,7 @@ import type { Ip } from "../../domain/ip";
 import type { ReportInput } from "../../domain/report-input";
 import { abuseConfidence, type Severity } from "../../domain/scoring";
 import { busyError, inTransaction, isBusyError, storageError, type Store } from "../../store/database";
-import { AddressChanges, type AddressChangeListener, AddressChangePublisher } from "../changes/address-changes";
+import { AddressChanges, AddressChangePublisher } from "../changes/address-changes";
 import type { AddressScorer } from "./scorer";
 import { CREDITS_FOR_ACCEPTED_REPORT, CreditLedger } from "./credits";
 import { enqueueEvent } from "../webhooks/outbox";
@@ -126,10 +126,6 @@ export class ReportService {
     };
   }
 
-  /** Listens for addresses whose record changed through a report (after the commit). */
-  onAddressChanged(listener: AddressChangeListener): () => void {
-    return this.publisher.onAddressChanged(listener);
-  }
 
   /**
    * Queues a report by user `reporterId` and resolves once it is committed, with what the 201 answer shows.

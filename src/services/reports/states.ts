@@ -19,7 +19,7 @@ import { AppError, notFound } from "../../domain/errors";
 import { parseIp } from "../../domain/ip";
 import { abuseConfidence, DAY_MS, type ReportStatus, retentionCutoffMs, type ScoringParameters, type Severity } from "../../domain/scoring";
 import { inTransaction, type Store } from "../../store/database";
-import { AddressChanges, type AddressChangeListener, AddressChangePublisher } from "../changes/address-changes";
+import { AddressChanges, AddressChangePublisher } from "../changes/address-changes";
 import type { AddressScorer } from "./scorer";
 import { CREDITS_FOR_VERIFIED_REPORT, CreditLedger } from "./credits";
 import { enqueueEvent } from "../webhooks/outbox";
@@ -172,9 +172,6 @@ export class ReportStateService {
     };
   }
 
-  onAddressChanged(listener: AddressChangeListener): () => void {
-    return this.publisher.onAddressChanged(listener);
-  }
 
   /** A report with its transitions, oldest first; 404 when there is none. */
   get(reportId: number): ReportView {

@@ -1,7 +1,6 @@
 // User accounts (contract section 3): creating, listing and changing them, password checks, and the first
 // administrator made on the first start of an empty database. Password hashes never leave this module.
 
-import { asc, count, eq } from "drizzle-orm";
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Clock } from "../../domain/clock";
@@ -9,7 +8,7 @@ import { isoTime } from "../../domain/clock";
 import { AppError, type FieldError } from "../../domain/errors";
 import type { Role, Tier } from "../../domain/principal";
 import { inTransaction, type Store } from "../../store/database";
-import { users } from "../../store/schema";
+import { type UserRow, UserTable, type UserValues } from "../../store/users";
 import { generatePassword, hashPassword, PASSWORD_MAX_LENGTH, passwordProblem, verifyAgainstNothing, verifyPassword } from "./passwords";
 import type { ApiKeys } from "./api-keys";
 import { dailyBudgetOf } from "./rate-limiter";
@@ -21,17 +20,8 @@ export const EMAIL_MAX_LENGTH = 254;
 /** Largest accepted dailyLimit: far above any real budget, well inside SQLite's and JavaScript's integers. */
 export const DAILY_LIMIT_MAX = 1_000_000_000_000;
 
-export interface User {
-  id: number;
-  email: string;
-  tier: Tier;
-  role: Role;
-  disabled: boolean;
-  /** Overrides the tier's budget; null means the tier's. */
-  dailyLimit: number | null;
-  createdAt: number;
-  updatedAt: number;
-}
+/** An account as the API shows it: never its password hash. */
+export type User = UserRow;
 
 export interface NewUser {
   email: string;
@@ -50,24 +40,16 @@ export interface UserPatch {
 
 type Listener = () => void;
 
-const userColumns = {
-  id: users.id,
-  email: users.email,
-  tier: users.tier,
-  role: users.role,
-  disabled: users.disabled,
-  dailyLimit: users.dailyLimit,
-  createdAt: users.createdAt,
-  updatedAt: users.updatedAt,
-};
-
 export class Accounts {
   private readonly listeners = new Listeners("account change");
+  private readonly table: UserTable;
 
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.table = new UserTable(store);
+  }
 
   /** Called after every change this instance makes (other connections' changes reach the change watcher). */
   onChange(listener: Listener): () => void {
@@ -87,11 +69,7 @@ export class Accounts {
     const now = this.clock.now();
     let row: User;
     try {
-      row = this.store.db
-        .insert(users)
-        .values({ email: input.email, passwordHash, tier: input.tier, role: input.role, dailyLimit: input.dailyLimit, createdAt: now, updatedAt: now })
-        .returning(userColumns)
-        .get() as User;
+      row = this.table.insert({ email: input.email, passwordHash, tier: input.tier, role: input.role, dailyLimit: input.dailyLimit, createdAt: now });
     } catch (error) {
       // Another connection (a CLI command) may have taken the email since the check.
       if (String((error as Error).message).includes("UNIQUE")) throw emailTaken(input.email);
@@ -102,19 +80,19 @@ export class Accounts {
   }
 
   list(): User[] {
-    return this.store.db.select(userColumns).from(users).orderBy(asc(users.id)).all() as User[];
+    return this.table.list();
   }
 
   get(id: number): User | null {
-    return (this.store.db.select(userColumns).from(users).where(eq(users.id, id)).get() as User | undefined) ?? null;
+    return this.table.get(id);
   }
 
   findByEmail(email: string): User | null {
-    return (this.store.db.select(userColumns).from(users).where(eq(users.email, email)).get() as User | undefined) ?? null;
+    return this.table.findByEmail(email);
   }
 
   count(): number {
-    return this.store.db.select({ n: count() }).from(users).get()?.n ?? 0;
+    return this.table.count();
   }
 
   /**
@@ -122,7 +100,7 @@ export class Accounts {
    * may do), or null. Takes as long for an unknown email as for a wrong password.
    */
   async checkPassword(email: string, password: string): Promise<User | null> {
-    const row = this.store.db.select({ ...userColumns, passwordHash: users.passwordHash }).from(users).where(eq(users.email, email)).get();
+    const row = this.table.withPasswordHash(email);
     if (!row || password.length > PASSWORD_MAX_LENGTH) {
       await verifyAgainstNothing(password.slice(0, PASSWORD_MAX_LENGTH));
       return null;
@@ -140,21 +118,19 @@ export class Accounts {
       if (losesAdmin && this.enabledAdminCount() <= 1) {
         throw new AppError("conflict", `${current.email} is the last enabled administrator; make another account admin first`);
       }
-      const values: Partial<typeof users.$inferInsert> = { updatedAt: this.clock.now() };
+      const values: UserValues = { updatedAt: this.clock.now() };
       if (patch.tier !== undefined) values.tier = patch.tier;
       if (patch.role !== undefined) values.role = patch.role;
       if (patch.disabled !== undefined) values.disabled = patch.disabled;
       if (patch.dailyLimit !== undefined) values.dailyLimit = patch.dailyLimit;
-      return this.store.db.update(users).set(values).where(eq(users.id, id)).returning(userColumns).get() as User;
+      return this.table.update(id, values);
     });
     this.changed();
     return updated;
   }
 
   private enabledAdminCount(): number {
-    return (
-      this.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM users WHERE role = 'admin' AND disabled = 0").get()?.n ?? 0
-    );
+    return this.table.enabledAdminCount();
   }
 
   private assertEmailFree(email: string): void {

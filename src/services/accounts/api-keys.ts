@@ -3,11 +3,10 @@
 // written in batches, at most once a minute per key).
 
 import { isoTime } from "../../domain/clock";
-import { and, asc, eq, isNull } from "drizzle-orm";
 import type { Clock } from "../../domain/clock";
 import { AppError } from "../../domain/errors";
 import { inTransaction, type Store } from "../../store/database";
-import { apiKeys } from "../../store/schema";
+import { type ActiveKey, type ApiKeyRecord, ApiKeyTable } from "../../store/api-keys";
 import { randomBase62 } from "./passwords";
 import { Listeners } from "../../domain/listeners";
 
@@ -19,23 +18,7 @@ export const KEY_NAME_MAX_LENGTH = 100;
 /** lastUsedAt is exact to this much: a busy key is not a write per request. */
 export const LAST_USED_RESOLUTION_MS = 60_000;
 
-export interface ApiKeyRecord {
-  id: number;
-  userId: number;
-  name: string;
-  prefix: string;
-  createdAt: number;
-  lastUsedAt: number | null;
-  revokedAt: number | null;
-}
-
-/** What the credential cache needs of every active key. */
-export interface ActiveKey {
-  id: number;
-  userId: number;
-  keyHash: string;
-  lastUsedAt: number | null;
-}
+export type { ActiveKey, ApiKeyRecord };
 
 export function generateApiKey(): string {
   return API_KEY_PREFIX + randomBase62(API_KEY_RANDOM_LENGTH);
@@ -58,16 +41,6 @@ export function parseKeyName(raw: unknown): string {
   return name;
 }
 
-const recordColumns = {
-  id: apiKeys.id,
-  userId: apiKeys.userId,
-  name: apiKeys.name,
-  prefix: apiKeys.prefix,
-  createdAt: apiKeys.createdAt,
-  lastUsedAt: apiKeys.lastUsedAt,
-  revokedAt: apiKeys.revokedAt,
-};
-
 type Listener = () => void;
 
 export class ApiKeys {
@@ -75,10 +48,14 @@ export class ApiKeys {
   /** Uses not yet written: key id → time of use. */
   private readonly pendingUse = new Map<number, number>();
 
+  private readonly table: ApiKeyTable;
+
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.table = new ApiKeyTable(store);
+  }
 
   /** Called after every key this instance creates or revokes. */
   onChange(listener: Listener): () => void {
@@ -88,11 +65,7 @@ export class ApiKeys {
   /** Creates a key for `userId`; the key itself is returned only here. */
   create(userId: number, name: string): { record: ApiKeyRecord; key: string } {
     const key = generateApiKey();
-    const record = this.store.db
-      .insert(apiKeys)
-      .values({ userId, name, prefix: key.slice(0, API_KEY_SHOWN_PREFIX_LENGTH), keyHash: hashApiKey(key), createdAt: this.clock.now() })
-      .returning(recordColumns)
-      .get();
+    const record = this.table.insert({ userId, name, prefix: key.slice(0, API_KEY_SHOWN_PREFIX_LENGTH), keyHash: hashApiKey(key), createdAt: this.clock.now() });
     this.changed();
     return { record, key };
   }
@@ -100,17 +73,12 @@ export class ApiKeys {
   /** The keys of one user, oldest first; revoked ones only when asked. */
   listForUser(userId: number, options: { includeRevoked?: boolean } = {}): ApiKeyRecord[] {
     this.flushUsage();
-    const where = options.includeRevoked ? eq(apiKeys.userId, userId) : and(eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt));
-    return this.store.db.select(recordColumns).from(apiKeys).where(where).orderBy(asc(apiKeys.id)).all();
+    return this.table.ofUser(userId, options.includeRevoked ?? false);
   }
 
   /** Every key that is not revoked, for the credential cache. */
   listActive(): ActiveKey[] {
-    return this.store.sqlite
-      .query<ActiveKey, []>(
-        "SELECT id, user_id AS userId, key_hash AS keyHash, last_used_at AS lastUsedAt FROM api_keys WHERE revoked_at IS NULL",
-      )
-      .all();
+    return this.table.active();
   }
 
   /**
@@ -120,11 +88,11 @@ export class ApiKeys {
   revoke(id: number, ownerId?: number): ApiKeyRecord {
     this.flushUsage();
     const record = inTransaction(this.store, () => {
-      const found = this.store.db.select(recordColumns).from(apiKeys).where(eq(apiKeys.id, id)).get();
+      const found = this.table.get(id);
       if (!found || found.revokedAt !== null || (ownerId !== undefined && found.userId !== ownerId)) {
         throw new AppError("not_found", `No active API key with id ${id}`);
       }
-      return this.store.db.update(apiKeys).set({ revokedAt: this.clock.now() }).where(eq(apiKeys.id, id)).returning(recordColumns).get();
+      return this.table.revoke(id, this.clock.now());
     });
     this.changed();
     return record;
@@ -138,10 +106,7 @@ export class ApiKeys {
   /** Writes the noted uses in one transaction. */
   flushUsage(): void {
     if (this.pendingUse.size === 0) return;
-    const update = this.store.sqlite.query("UPDATE api_keys SET last_used_at = max(coalesce(last_used_at, 0), ?) WHERE id = ?");
-    inTransaction(this.store, () => {
-      for (const [id, at] of this.pendingUse) update.run(at, id);
-    });
+    inTransaction(this.store, () => this.table.writeUses(this.pendingUse));
     // Cleared only once written: a failed write (the database busy) is retried by the next flush.
     this.pendingUse.clear();
   }

@@ -6,6 +6,7 @@
 // more than 10 guesses in any 15 minutes. Attempts refused with 429 are not failures (they would extend the
 // lock for ever); a successful login forgets the email's failures.
 
+import { LoginFailureTable } from "../../store/login-failures";
 import type { Clock } from "../../domain/clock";
 import { AppError } from "../../domain/errors";
 import type { Store } from "../../store/database";
@@ -21,12 +22,16 @@ export class LoginThrottle {
    * guesses sent all at once cannot slip past the limit while the (slow) hash check runs. */
   private readonly inFlight = new Map<string, number>();
 
+  private readonly failures: LoginFailureTable;
+
   constructor(
-    private readonly store: Store,
+    store: Store,
     private readonly clock: Clock,
     private readonly maxFailures = LOGIN_MAX_FAILURES,
     private readonly windowMs = LOGIN_WINDOW_MS,
-  ) {}
+  ) {
+    this.failures = new LoginFailureTable(store);
+  }
 
   /**
    * Reserves one login attempt for `email` (the normalized, lowercase form), or throws 429 with Retry-After
@@ -48,7 +53,7 @@ export class LoginThrottle {
     const running = (this.inFlight.get(email) ?? 1) - 1;
     if (running > 0) this.inFlight.set(email, running);
     else this.inFlight.delete(email);
-    if (succeeded) this.store.sqlite.query("DELETE FROM login_failures WHERE email = ?").run(email);
+    if (succeeded) this.failures.forget(email);
     else this.recordFailure(email);
   }
 
@@ -59,20 +64,16 @@ export class LoginThrottle {
     if (offset < 0) return 1;
     const now = this.clock.now();
     // The (maxFailures - running)-th most recent failure inside the window, if there are that many.
-    const row = this.store.sqlite
-      .query<{ at: number }, [string, number, number]>(
-        "SELECT at FROM login_failures WHERE email = ? AND at > ? ORDER BY at DESC LIMIT 1 OFFSET ?",
-      )
-      .get(email, now - this.windowMs, offset);
-    return row ? Math.max(1, Math.ceil((row.at + this.windowMs - now) / 1000)) : 0;
+    const at = this.failures.nthRecent(email, now - this.windowMs, offset);
+    return at !== null ? Math.max(1, Math.ceil((at + this.windowMs - now) / 1000)) : 0;
   }
 
   private recordFailure(email: string): void {
     const now = this.clock.now();
-    this.store.sqlite.query("INSERT INTO login_failures (email, at) VALUES (?, ?)").run(email, now);
+    this.failures.record(email, now);
     if (now - this.lastSweep >= SWEEP_EVERY_MS) {
       this.lastSweep = now;
-      this.store.sqlite.query("DELETE FROM login_failures WHERE at <= ?").run(now - this.windowMs);
+      this.failures.sweep(now - this.windowMs);
     }
   }
 }

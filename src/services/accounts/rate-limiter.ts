@@ -2,6 +2,7 @@
 // memory, exactly (JavaScript runs one check-and-count at a time), and flushes the counts to rate_counters
 // every few seconds and at stop so they survive a restart. A crash forgets at most the last flush interval.
 
+import { RateCounterTable } from "../../store/rate-counters";
 import type { Clock } from "../../domain/clock";
 import { AppError } from "../../domain/errors";
 import type { Tier } from "../../domain/principal";
@@ -38,22 +39,23 @@ export class RateLimiter {
   /** The day the latest `take` counted in. */
   private takeDay = -1;
 
+  private readonly table: RateCounterTable;
+
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.table = new RateCounterTable(store);
+  }
 
   /** Loads today's counts (so a restart keeps them) and drops rows nobody will read again. */
   load(): void {
     const today = dayOf(this.clock.now());
-    this.store.sqlite.query("DELETE FROM rate_counters WHERE day < ?").run(today - KEEP_DAYS);
-    const rows = this.store.sqlite
-      .query<{ user_id: number; day: number; count: number }, [number]>("SELECT user_id, day, count FROM rate_counters WHERE day = ?")
-      .all(today);
-    for (const row of rows) {
-      const existing = this.counters.get(row.user_id);
+    this.table.dropBefore(today - KEEP_DAYS);
+    for (const row of this.table.ofDay(today)) {
+      const existing = this.counters.get(row.userId);
       if (existing && existing.day === today) existing.count = Math.max(existing.count, row.count);
-      else this.counters.set(row.user_id, { userId: row.user_id, day: today, count: row.count, stored: row.count });
+      else this.counters.set(row.userId, { userId: row.userId, day: today, count: row.count, stored: row.count });
     }
   }
 
@@ -127,14 +129,8 @@ export class RateLimiter {
     const changed: Counter[] = this.finishedDays.splice(0);
     for (const counter of this.counters.values()) if (counter.count !== counter.stored) changed.push(counter);
     if (changed.length === 0) return;
-    const upsert = this.store.sqlite.query(
-      "INSERT INTO rate_counters (user_id, day, count) VALUES (?, ?, ?) " +
-        "ON CONFLICT (user_id, day) DO UPDATE SET count = max(count, excluded.count)",
-    );
     // Synchronous from here to the end: no request can count in between, so `stored` matches what was written.
-    inTransaction(this.store, () => {
-      for (const c of changed) upsert.run(c.userId, c.day, c.count);
-    });
+    inTransaction(this.store, () => this.table.write(changed));
     for (const c of changed) c.stored = c.count;
   }
 }

@@ -2,6 +2,7 @@
 // AbuseIPDB bulk-report CSV (see src/services/reports/import.ts for what is read and how). A running server on the
 // same data directory notices the commit and picks the changes up by itself.
 
+import { UserTable } from "../store/users";
 import { OPTIONS, resolveConfig, scoringParametersOf } from "../config";
 import { systemClock } from "../domain/clock";
 import { AppError } from "../domain/errors";
@@ -101,10 +102,8 @@ async function importReportsCommand(argv: string[]): Promise<number> {
 
   const store = openStore(config.dataDir, { sync: config.syncMode });
   try {
-    const user = store.sqlite
-      .query<{ id: number }, [string]>("SELECT id FROM users WHERE lower(email) = lower(?)")
-      .get(email.trim());
-    if (!user) throw new AppError("not_found", `no account with the email ${email.trim()} (create it with abuse-intel user add)`);
+    const userId = new UserTable(store).idOfEmailAnyCase(email.trim());
+    if (userId === null) throw new AppError("not_found", `no account with the email ${email.trim()} (create it with abuse-intel user add)`);
 
     const nowMs = systemClock.now();
     const parsed = parseReportCsv(text, { nowMs, params });
@@ -115,7 +114,7 @@ async function importReportsCommand(argv: string[]): Promise<number> {
     const bar = process.stderr.isTTY ? progressBar("rows") : null;
     const summary = importReports(
       { store, scorer: createAddressScorer(store, params) },
-      { reporterId: user.id, rows: parsed.rows, nowMs, severity, onProgress: bar?.update },
+      { reporterId: userId, rows: parsed.rows, nowMs, severity, onProgress: bar?.update },
     );
     bar?.done();
     console.log(

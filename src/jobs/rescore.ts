@@ -5,6 +5,7 @@
 // Bounded: at most `maxPerRun` addresses per run (the rest stay due and are taken by the next run), and the
 // event loop is yielded between batches, so a large backlog neither blocks lookups nor holds the write lock.
 
+import { dueForRescore } from "../store/address-rows";
 import { parseIp } from "../domain/ip";
 import { AddressChanges, type AddressChangePublisher } from "../services/changes/address-changes";
 import type { AddressScorer } from "../services/reports/scorer";
@@ -40,11 +41,7 @@ export interface RescoreDeps {
 
 export function rescoreJob(deps: RescoreDeps, options: Partial<RescoreOptions> = {}): Job {
   const { batchSize, maxPerRun } = { ...DEFAULT_RESCORE_OPTIONS, ...options };
-  const due = deps.store.sqlite.prepare<{ ip: string; score: number }, [number, number]>(
-    `SELECT ip, reputation_score AS score FROM addresses
-      WHERE rescore_due_at IS NOT NULL AND rescore_due_at <= ?
-      ORDER BY rescore_due_at, ip LIMIT ?`,
-  );
+  const due = dueForRescore(deps.store);
   return {
     name: "rescore",
     description: "recomputes the scores that time decay moved; updates the index and blocklists",
@@ -54,7 +51,7 @@ export function rescoreJob(deps: RescoreDeps, options: Partial<RescoreOptions> =
       for (;;) {
         const limit = Math.min(batchSize, maxPerRun - summary.rescored);
         if (limit <= 0) {
-          summary.more = due.get(now, 1) !== null;
+          summary.more = due.any(now);
           break;
         }
         const rows = due.all(now, limit);

@@ -6,12 +6,11 @@
 // A CLI `jobs run` in another process can run alongside the server's run of the same job; every job is written
 // to allow that: its changes are transactions that re-check what they change.
 
+import { lastRunOf, recordRun } from "../store/job-runs";
 import { Cron } from "croner";
-import { eq } from "drizzle-orm";
 import { type Clock, isoTime } from "../domain/clock";
 import { AppError } from "../domain/errors";
 import type { Store } from "../store/database";
-import { jobRuns } from "../store/schema";
 import type { JobStatus, Scheduler } from "../services/scheduled-jobs";
 
 export type { JobStatus, Scheduler };
@@ -68,7 +67,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   const timers: Cron[] = [];
 
   function statusOf(job: Job): JobStatus {
-    const row = store.db.select().from(jobRuns).where(eq(jobRuns.name, job.name)).get();
+    const row = lastRunOf(store, job.name);
     const next = patterns.get(job.name)?.nextRun(new Date(clock.now())) ?? null;
     return {
       name: job.name,
@@ -105,7 +104,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         lastResult: result ? JSON.stringify(result) : null,
       };
       try {
-        store.db.insert(jobRuns).values(row).onConflictDoUpdate({ target: jobRuns.name, set: row }).run();
+        recordRun(store, row);
       } catch (error) {
         onError(job.name, new Error(`could not record the run: ${(error as Error).message}`));
       }

@@ -36,3 +36,20 @@ export function addressRowExists(store: Store): (ipText: string) => boolean {
   const select = store.sqlite.prepare<{ one: number }, [string]>("SELECT 1 AS one FROM addresses WHERE ip = ?");
   return (ipText) => select.get(ipText) !== null;
 }
+
+/** The rows whose score time has moved (rescore_due_at passed), oldest due first: a prepared reader. */
+export function dueForRescore(store: Store): { all(nowMs: number, limit: number): { ip: string; score: number }[]; any(nowMs: number): boolean } {
+  const due = store.sqlite.prepare<{ ip: string; score: number }, [number, number]>(
+    `SELECT ip, reputation_score AS score FROM addresses
+      WHERE rescore_due_at IS NOT NULL AND rescore_due_at <= ?
+      ORDER BY rescore_due_at, ip LIMIT ?`,
+  );
+  return { all: (nowMs, limit) => due.all(nowMs, limit), any: (nowMs) => due.get(nowMs, 1) !== null };
+}
+
+/** How many addresses have a row, and a page of them, most recently reported first (GET /v1/ip/recent). */
+export function recentAddresses(store: Store, limit: number, offset: number): { total: number; ips: string[] } {
+  const total = (store.sqlite.query("SELECT count(*) AS n FROM addresses").get() as { n: number }).n;
+  const rows = store.sqlite.query("SELECT ip FROM addresses ORDER BY last_seen DESC, ip ASC LIMIT ? OFFSET ?").all(limit, offset) as { ip: string }[];
+  return { total, ips: rows.map((r) => r.ip) };
+}

@@ -68,6 +68,11 @@ export class UserTable {
     return this.store.db.update(users).set(values).where(eq(users.id, id)).returning(userColumns).get() as UserRow;
   }
 
+  /** The id of the account with this email, compared without case (the CSV import's --reporter). */
+  idOfEmailAnyCase(email: string): number | null {
+    return this.store.sqlite.query<{ id: number }, [string]>("SELECT id FROM users WHERE lower(email) = lower(?)").get(email)?.id ?? null;
+  }
+
   enabledAdminCount(): number {
     return this.store.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM users WHERE role = 'admin' AND disabled = 0").get()?.n ?? 0;
   }

@@ -1,5 +1,6 @@
 // Liveness and readiness for load balancers and orchestrators; neither counts against a rate limit.
 
+import { databaseAnswers } from "../../store/database-health";
 import { Elysia } from "elysia";
 import type { Services } from "../../services/services";
 
@@ -7,13 +8,7 @@ export function healthRoutes(services: Services) {
   return new Elysia({ name: "health" })
     .get("/healthz", () => ({ success: true, status: "ok" }))
     .get("/readyz", ({ set }) => {
-      let database = false;
-      try {
-        services.store.sqlite.query("SELECT 1").get();
-        database = true;
-      } catch {
-        database = false;
-      }
+      const database = databaseAnswers(services.store);
       const index = services.isReady();
       const ready = database && index;
       if (!ready) set.status = 503;

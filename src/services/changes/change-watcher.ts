@@ -2,6 +2,7 @@
 // the server runs) and tells the caches that mirror the store. SQLite's `PRAGMA data_version` changes exactly
 // when another connection has committed since this connection last looked; polling it costs microseconds.
 
+import { dataVersion } from "../../store/database-health";
 import type { Database } from "bun:sqlite";
 import { Listeners } from "../../domain/listeners";
 
@@ -54,6 +55,6 @@ export class ChangeWatcher {
   }
 
   private version(): number {
-    return this.sqlite.query<{ data_version: number }, []>("PRAGMA data_version").get()!.data_version;
+    return dataVersion(this.sqlite);
   }
 }

@@ -2,6 +2,7 @@
 // with no SQL per address. The response cache gives the reputation record's `cached` flag its meaning: the
 // same address asked again while nothing about it changed.
 
+import { recentAddresses } from "../../store/address-rows";
 import { BulkInputs } from "../../domain/bulk-inputs";
 import { categoriesFromMask, categoryAt, type Category } from "../../domain/categories";
 import type { Clock } from "../../domain/clock";
@@ -277,12 +278,9 @@ export function createReputation(deps: {
     bulkBody,
     recent(limit, offset) {
       expireDueNow();
-      const total = (store.sqlite.query("SELECT count(*) AS n FROM addresses").get() as { n: number }).n;
-      const ips = store.sqlite
-        .query("SELECT ip FROM addresses ORDER BY last_seen DESC, ip ASC LIMIT ? OFFSET ?")
-        .all(limit, offset) as { ip: string }[];
+      const { total, ips } = recentAddresses(store, limit, offset);
       const rows: RecentRow[] = [];
-      for (const { ip: text } of ips) {
+      for (const text of ips) {
         const ip = parseIp(text);
         const slot = index.slotOf(ip);
         if (slot === NOT_FOUND) continue;

@@ -2,6 +2,7 @@
 // (by method, route template and status class, with a duration histogram) at the cost of a few array
 // increments each; everything else is read from the services only when scraped.
 
+import { type StoreReads, storeReads } from "../../store/metrics-reads";
 import { type ErrorCode, STATUS_OF_CODE } from "../../domain/errors";
 import { VERSION } from "../../version";
 import type { Clock } from "../../domain/clock";
@@ -149,28 +150,6 @@ function formatValue(value: number): string {
   return String(value);
 }
 
-/** Gauges that need the store: read at scrape time with prepared statements, each an index lookup or small scan. */
-interface StoreReads {
-  /** Highest id ever given out by an AUTOINCREMENT table: a counter that never goes back, across restarts. */
-  sequences(): Map<string, number>;
-  deliveriesByStatus(): { status: string; n: number }[];
-  outboxWaiting(): number;
-}
-
-function storeReads(services: MetricsSources): StoreReads {
-  const sqlite = services.store.sqlite;
-  const sequences = sqlite.prepare<{ name: string; seq: number }, []>(
-    "SELECT name, seq FROM sqlite_sequence WHERE name IN ('reports', 'delivery_attempts', 'threats')",
-  );
-  const deliveries = sqlite.prepare<{ status: string; n: number }, []>("SELECT status, count(*) AS n FROM webhook_deliveries GROUP BY status");
-  const outbox = sqlite.prepare<{ n: number }, []>("SELECT count(*) AS n FROM outbox WHERE fanned_out_at IS NULL");
-  return {
-    sequences: () => new Map(sequences.all().map((r) => [r.name, r.seq])),
-    deliveriesByStatus: () => deliveries.all(),
-    outboxWaiting: () => outbox.get()?.n ?? 0,
-  };
-}
-
 export class Metrics {
   readonly requests = new RequestCounters();
   private readonly startedAtMs: number;
@@ -232,7 +211,7 @@ export class Metrics {
   }
 
   private renderStore(out: Exposition): void {
-    this.reads ??= storeReads(this.services);
+    this.reads ??= storeReads(this.services.store);
     const seq = this.reads.sequences();
     out
       .family("abuse_intel_reports_accepted_total", "counter", "Reports ever accepted into this data directory (API, imports and CLI alike).")

@@ -1,6 +1,7 @@
 // The write side of webhook events: producers call enqueueEvent INSIDE the transaction of the change that
 // caused the event, so the event commits (or rolls back) with it and a crash loses none (contract section 7).
 
+import { insertOutboxEvent } from "../../store/outbox";
 import { type EventInput, type EventKind, eventData } from "../../domain/webhook-payload";
 import type { Store } from "../../store/database";
 
@@ -16,12 +17,5 @@ export function enqueueEvent<E extends EventKind>(
   atMs: number,
   webhookId?: number,
 ): number {
-  const json = JSON.stringify(eventData(event, data));
-  // query() caches the compiled statement on the connection: this sits on the report-ingest path.
-  const row = store.sqlite
-    .query<{ id: number }, [string, string, number | null, number]>(
-      "INSERT INTO outbox (event, data, webhook_id, created_at) VALUES (?, ?, ?, ?) RETURNING id",
-    )
-    .get(event, json, webhookId ?? null, Math.trunc(atMs));
-  return row!.id;
+  return insertOutboxEvent(store, event, JSON.stringify(eventData(event, data)), webhookId ?? null, Math.trunc(atMs));
 }

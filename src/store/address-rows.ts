@@ -53,3 +53,39 @@ export function recentAddresses(store: Store, limit: number, offset: number): { 
   const rows = store.sqlite.query("SELECT ip FROM addresses ORDER BY last_seen DESC, ip ASC LIMIT ? OFFSET ?").all(limit, offset) as { ip: string }[];
   return { total, ips: rows.map((r) => r.ip) };
 }
+
+/** Writes an address's row (insert or update) or deletes it: what the scorer stores after rescoring. */
+export function addressWriter(store: Pick<Store, "sqlite">) {
+  const upsert = store.sqlite.prepare(
+    `INSERT INTO addresses (ip, ip_version, reputation_score, total_reports, verified_reports, categories_mask,
+                            last_category, first_seen, last_seen, scored_at, rescore_due_at)
+     VALUES ($ip, $version, $score, $total, $verified, $mask, $lastCategory, $firstSeen, $lastSeen, $scoredAt, $due)
+     ON CONFLICT(ip) DO UPDATE SET
+       reputation_score = excluded.reputation_score, total_reports = excluded.total_reports,
+       verified_reports = excluded.verified_reports, categories_mask = excluded.categories_mask,
+       last_category = excluded.last_category, first_seen = excluded.first_seen, last_seen = excluded.last_seen,
+       scored_at = excluded.scored_at, rescore_due_at = excluded.rescore_due_at`,
+  );
+  const remove = store.sqlite.prepare(`DELETE FROM addresses WHERE ip = ?`);
+  return { upsert, remove };
+}
+
+/** The change log the `addresses` triggers write, and the row of an address: what the index follows. */
+export function addressChangeLog(store: Pick<Store, "sqlite">) {
+  return {
+    since: store.sqlite.prepare<{ seq: number; ip: string }, [number]>("SELECT seq, ip FROM address_change_log WHERE seq > ? ORDER BY seq LIMIT 100000"),
+    address: store.sqlite.prepare<AddressRow, [string]>(`SELECT ${ADDRESS_ROW_COLUMNS} FROM addresses WHERE ip = ?`),
+    prune: store.sqlite.prepare<unknown, [number]>("DELETE FROM address_change_log WHERE seq <= ?"),
+  };
+}
+
+/**
+ * Every address row, with the change log's position read in the same transaction, so the rows and the position
+ * agree: `visit(lastSeq, rows)` runs inside it.
+ */
+export function readAllAddresses(store: Pick<Store, "sqlite">, visit: (lastSeq: number, rows: Iterable<AddressRow>) => void): void {
+  store.sqlite.transaction(() => {
+    const max = store.sqlite.query("SELECT coalesce(max(seq), 0) AS seq FROM address_change_log").get() as { seq: number };
+    visit(max.seq, store.sqlite.prepare<AddressRow, []>(`SELECT ${ADDRESS_ROW_COLUMNS} FROM addresses`).iterate());
+  })();
+}

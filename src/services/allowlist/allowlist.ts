@@ -1,13 +1,12 @@
 // The allowlist (contract section 6): networks that never appear on a blocklist. Their addresses keep their
 // reports and scores and show `isAllowlisted: true`. Kept in the store and mirrored in a CidrSet.
 
-import { asc, eq } from "drizzle-orm";
 import type { Clock } from "../../domain/clock";
 import { AppError } from "../../domain/errors";
 import { tryParseCidr, type Cidr, type Ip } from "../../domain/ip";
 import { CidrSet } from "../../index/cidr-set";
 import type { Store } from "../../store/database";
-import { allowlist } from "../../store/schema";
+import { type AllowlistRow, AllowlistTable } from "../../store/allowlist";
 import { Listeners } from "../../domain/listeners";
 
 export interface AllowlistEntry {
@@ -46,16 +45,18 @@ export function createAllowlist(store: Store, clock: Clock): Allowlist {
   const set = new CidrSet();
   const listeners = new Listeners("allowlist change");
   const changed = () => listeners.emit();
-  const view = (row: typeof allowlist.$inferSelect): AllowlistEntry => ({
+  const view = (row: AllowlistRow): AllowlistEntry => ({
     id: String(row.id),
     cidr: row.cidr,
     note: row.note,
     createdAt: new Date(row.createdAt).toISOString(),
   });
 
+  const table = new AllowlistTable(store);
+
   function reload(): void {
     set.clear();
-    for (const row of store.db.select().from(allowlist).all()) {
+    for (const row of table.all()) {
       const cidr = tryParseCidr(row.cidr);
       if (typeof cidr !== "string") set.add(cidr, row.id);
     }
@@ -65,19 +66,15 @@ export function createAllowlist(store: Store, clock: Clock): Allowlist {
   return {
     set,
     contains: (ip) => set.contains(ip),
-    list: () => store.db.select().from(allowlist).orderBy(asc(allowlist.id)).all().map(view),
+    list: () => table.all().map(view),
     add(cidrText, note, actorUserId) {
       const cidr = parseAllowlistCidr(cidrText);
       if (typeof note !== "string" || note.length > 1024) {
         throw new AppError("validation_failed", "note must be a string of at most 1,024 characters", { details: [{ field: "note", message: "at most 1,024 characters" }] });
       }
-      const existing = store.db.select().from(allowlist).where(eq(allowlist.cidr, cidr.text)).get();
+      const existing = table.byCidr(cidr.text);
       if (existing) throw new AppError("conflict", `${cidr.text} is already allowlisted`);
-      const row = store.db
-        .insert(allowlist)
-        .values({ cidr: cidr.text, note, createdAt: clock.now(), createdBy: actorUserId })
-        .returning()
-        .get();
+      const row = table.insert({ cidr: cidr.text, note, createdAt: clock.now(), createdBy: actorUserId });
       set.add(cidr, row.id);
       changed();
       return view(row);
@@ -86,9 +83,7 @@ export function createAllowlist(store: Store, clock: Clock): Allowlist {
       const byId = /^\d+$/.test(cidrOrId);
       let text = cidrOrId;
       if (!byId) text = parseAllowlistCidr(cidrOrId).text;
-      const row = byId
-        ? store.db.delete(allowlist).where(eq(allowlist.id, Number(cidrOrId))).returning().get()
-        : store.db.delete(allowlist).where(eq(allowlist.cidr, text)).returning().get();
+      const row = table.remove(byId ? { id: Number(cidrOrId) } : { cidr: text });
       if (!row) return false;
       const cidr = tryParseCidr(row.cidr);
       if (typeof cidr !== "string") set.delete(cidr);

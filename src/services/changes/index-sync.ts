@@ -4,7 +4,7 @@
 import { parseIp } from "../../domain/ip";
 import type { RiskThresholds } from "../../domain/risk";
 import { ReputationIndex } from "../../index/reputation-index";
-import { ADDRESS_ROW_COLUMNS, recordOfRow, type AddressRow } from "../../store/address-rows";
+import { addressChangeLog, readAllAddresses, recordOfRow } from "../../store/address-rows";
 import type { Store } from "../../store/database";
 
 export class IndexSync {
@@ -18,23 +18,20 @@ export class IndexSync {
     store: Store,
     readonly index: ReputationIndex,
   ) {
-    this.selectChanges = store.sqlite.prepare<{ seq: number; ip: string }, [number]>(
-      "SELECT seq, ip FROM address_change_log WHERE seq > ? ORDER BY seq LIMIT 100000",
-    );
-    this.selectAddress = store.sqlite.prepare<AddressRow, [string]>(`SELECT ${ADDRESS_ROW_COLUMNS} FROM addresses WHERE ip = ?`);
-    this.pruneLog = store.sqlite.prepare<unknown, [number]>("DELETE FROM address_change_log WHERE seq <= ?");
+    const log = addressChangeLog(store);
+    this.selectChanges = log.since;
+    this.selectAddress = log.address;
+    this.pruneLog = log.prune;
   }
 
   /** Loads every address into a new index, in one read transaction so the log position matches the rows. */
   static build(store: Store, thresholds: RiskThresholds): IndexSync {
     const index = new ReputationIndex(thresholds);
     const sync = new IndexSync(store, index);
-    store.sqlite.transaction(() => {
-      const max = store.sqlite.query("SELECT coalesce(max(seq), 0) AS seq FROM address_change_log").get() as { seq: number };
-      sync.lastSeq = max.seq;
-      const rows = store.sqlite.prepare<AddressRow, []>(`SELECT ${ADDRESS_ROW_COLUMNS} FROM addresses`);
-      for (const row of rows.iterate()) index.upsert(parseIp(row.ip), recordOfRow(row));
-    })();
+    readAllAddresses(store, (lastSeq, rows) => {
+      sync.lastSeq = lastSeq;
+      for (const row of rows) index.upsert(parseIp(row.ip), recordOfRow(row));
+    });
     index.compact();
     return sync;
   }

@@ -8,6 +8,7 @@
 // balance moves down when an admin rejects a report.
 
 import { isoTime } from "../../domain/clock";
+import { CreditTables } from "../../store/credits";
 import type { Store } from "../../store/database";
 
 /** Why a ledger row exists. */
@@ -52,33 +53,15 @@ export interface CounterChange {
  * row and the totals commit together with the change that earned them.
  */
 export class CreditLedger {
-  private readonly insertRow;
-  private readonly upsertTotals;
-  private readonly creditedOf;
+  private readonly tables: CreditTables;
 
   constructor(store: Pick<Store, "sqlite">) {
-    const sqlite = store.sqlite;
-    this.insertRow = sqlite.prepare<never, [number, number, string, number | null, number]>(
-      "INSERT INTO credit_ledger (user_id, delta, reason, report_id, created_at) VALUES (?, ?, ?, ?, ?)",
-    );
-    this.upsertTotals = sqlite.prepare<{ balance: number }, [number, number, number, number, number, number]>(
-      `INSERT INTO credit_balances (user_id, balance, lifetime_earned, reports_accepted, reports_verified, updated_at)
-       VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-       ON CONFLICT(user_id) DO UPDATE SET
-         balance = balance + excluded.balance, lifetime_earned = lifetime_earned + excluded.lifetime_earned,
-         reports_accepted = reports_accepted + excluded.reports_accepted,
-         reports_verified = reports_verified + excluded.reports_verified, updated_at = excluded.updated_at
-       RETURNING balance`,
-    );
-    this.creditedOf = sqlite.prepare<{ reason: CreditReason; delta: number }, [number]>(
-      "SELECT reason, delta FROM credit_ledger WHERE report_id = ? ORDER BY id",
-    );
+    this.tables = new CreditTables(store);
   }
 
   /** Adds one ledger row and moves the totals; returns the new balance. */
   record(userId: number, delta: number, reason: CreditReason, reportId: number | null, atMs: number, counters: CounterChange = {}): number {
-    this.insertRow.run(userId, delta, reason, reportId, atMs);
-    return this.upsertTotals.get(userId, delta, Math.max(delta, 0), counters.accepted ?? 0, counters.verified ?? 0, atMs)!.balance;
+    return this.tables.addRow(userId, delta, reason, reportId, atMs, counters.accepted ?? 0, counters.verified ?? 0);
   }
 
   /**
@@ -87,7 +70,7 @@ export class CreditLedger {
    */
   reverseReport(userId: number, reportId: number, atMs: number): number {
     let rows = 0;
-    for (const row of this.creditedOf.all(reportId)) {
+    for (const row of this.tables.rowsOfReport(reportId)) {
       if (row.delta <= 0) continue;
       const reason: CreditReason | null = row.reason === "report_accepted" ? "report_rejected" : row.reason === "report_verified" ? "verification_reversed" : null;
       if (reason === null) continue;
@@ -100,32 +83,14 @@ export class CreditLedger {
 
 /** The reads of an account's credits. */
 export class CreditService {
-  private readonly selectBalance;
-  private readonly selectPage;
-  private readonly countRows;
+  private readonly tables: CreditTables;
 
   constructor(store: Pick<Store, "sqlite">) {
-    const sqlite = store.sqlite;
-    this.selectBalance = sqlite.prepare<
-      { balance: number; lifetimeEarned: number; reportsAccepted: number; reportsVerified: number; updatedAt: number },
-      [number]
-    >(
-      `SELECT balance, lifetime_earned AS lifetimeEarned, reports_accepted AS reportsAccepted,
-              reports_verified AS reportsVerified, updated_at AS updatedAt
-         FROM credit_balances WHERE user_id = ?`,
-    );
-    this.selectPage = sqlite.prepare<
-      { id: number; delta: number; reason: CreditReason; reportId: number | null; createdAt: number },
-      [number, number, number]
-    >(
-      `SELECT id, delta, reason, report_id AS reportId, created_at AS createdAt
-         FROM credit_ledger WHERE user_id = ? ORDER BY id DESC LIMIT ? OFFSET ?`,
-    );
-    this.countRows = sqlite.prepare<{ n: number }, [number]>("SELECT count(*) AS n FROM credit_ledger WHERE user_id = ?");
+    this.tables = new CreditTables(store);
   }
 
   balance(userId: number): CreditBalanceView {
-    const row = this.selectBalance.get(userId);
+    const row = this.tables.balance(userId);
     if (!row) return { balance: 0, lifetimeEarned: 0, reportsAccepted: 0, reportsVerified: 0, updatedAt: null };
     return {
       balance: row.balance,
@@ -138,13 +103,13 @@ export class CreditService {
 
   /** Ledger rows newest first (ids grow with time, so id order is time order). */
   history(userId: number, limit: number, offset: number): LedgerPage {
-    const entries = this.selectPage.all(userId, limit, offset).map((r) => ({
+    const entries = this.tables.page(userId, limit, offset).map((r) => ({
       id: String(r.id),
       delta: r.delta,
-      reason: r.reason,
+      reason: r.reason as CreditReason,
       reportId: r.reportId === null ? null : String(r.reportId),
       createdAt: isoTime(r.createdAt),
     }));
-    return { entries, total: this.countRows.get(userId)!.n };
+    return { entries, total: this.tables.count(userId) };
   }
 }

@@ -17,6 +17,7 @@
 //   replaying it would flood every webhook receiver).
 // - Comments longer than 1,024 characters (the API's limit) make the row bad rather than being cut silently.
 
+import { importStatements } from "../../store/reports";
 import { type Category, tryParseCategoryOrAbuseIpdbNumber } from "../../domain/categories";
 import { AppError } from "../../domain/errors";
 import { type Ip, tryParseIp, unreportableReason } from "../../domain/ip";
@@ -310,14 +311,7 @@ export function importReports(deps: ImportDeps, options: ImportOptions): ImportS
   const step = Math.max(1, Math.floor(total / 200));
   const changes = new AddressChanges();
   inTransaction(store, () => {
-    const insertReport = store.sqlite.prepare<never, [string, number, number, string, number, string, number, number]>(
-      `INSERT INTO reports (ip, ip_version, reporter_id, category, severity, description, evidence, status, source,
-                            created_at, status_changed_at)
-       VALUES (?, ?, ?, ?, ?, ?, NULL, 'pending', 'import', ?, ?)`,
-    );
-    const insertTransition = store.sqlite.prepare<never, [number, number, number]>(
-      "INSERT INTO report_transitions (report_id, from_status, to_status, at, actor_user_id, reason) VALUES (?, NULL, 'pending', ?, ?, 'import')",
-    );
+    const { insertReport, insertTransition } = importStatements(store.sqlite);
     let done = 0;
     for (const row of options.rows) {
       for (const category of row.categories) {

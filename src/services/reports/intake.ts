@@ -8,6 +8,7 @@
 // failure of one report rolls back only that report. Each address of a batch is rescored once, after its
 // reports, and each report's `ip.reported` event carries the address's confidence after the batch.
 
+import { type ReportSource, reportIntakeStatements } from "../../store/reports";
 import type { Category } from "../../domain/categories";
 import { type Clock, isoTime } from "../../domain/clock";
 import { AppError } from "../../domain/errors";
@@ -25,8 +26,7 @@ export const DUPLICATE_WINDOW_MS = 15 * 60_000;
 /** A batch this large is written at once instead of waiting for the next macrotask. */
 export const DEFAULT_MAX_BATCH = 256;
 
-/** Where a report came from (the `reports.source` column). */
-export type ReportSource = "api" | "abuseipdb" | "import";
+export type { ReportSource } from "../../store/reports";
 
 /** `data` of the 201 answer (the same for both payload shapes). */
 export interface ReportAccepted {
@@ -107,23 +107,7 @@ export class ReportService {
     this.maxBatch = deps.maxBatch ?? DEFAULT_MAX_BATCH;
     this.busyGiveUpMs = deps.busyGiveUpMs ?? BUSY_GIVE_UP_MS;
     this.ledger = new CreditLedger(deps.store);
-    const sqlite = deps.store.sqlite;
-    this.stmt = {
-      lastReportAt: sqlite.prepare<{ last: number | null }, [number, string, number]>(
-        "SELECT max(created_at) AS last FROM reports WHERE reporter_id = ? AND ip = ? AND created_at > ?",
-      ),
-      insertReport: sqlite.prepare<never, [string, number, number, string, number, string, string | null, string, number, number]>(
-        `INSERT INTO reports (ip, ip_version, reporter_id, category, severity, description, evidence, status, source,
-                              created_at, status_changed_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
-      ),
-      insertTransition: sqlite.prepare<never, [number, number, number, string]>(
-        "INSERT INTO report_transitions (report_id, from_status, to_status, at, actor_user_id, reason) VALUES (?, NULL, 'pending', ?, ?, ?)",
-      ),
-      savepoint: sqlite.prepare("SAVEPOINT report_write"),
-      release: sqlite.prepare("RELEASE report_write"),
-      rollbackTo: sqlite.prepare("ROLLBACK TO report_write"),
-    };
+    this.stmt = reportIntakeStatements(deps.store.sqlite);
   }
 
 

@@ -3,6 +3,8 @@
 // the record this returns, so the index never shows what the store does not hold. The same reading of reports
 // serves the read-only offline commands (`persist: false`) and the snapshot export.
 
+import { addressWriter } from "../../store/address-rows";
+import { type CountingReportRow, countingReportsOf, countingReportsSql } from "../../store/reports";
 import { categoryBit, type Category } from "../../domain/categories";
 import type { Ip } from "../../domain/ip";
 import {
@@ -19,21 +21,7 @@ import { type Listing, listingReports } from "../../domain/feeds";
 import type { AddressRecord } from "../../index/reputation-index";
 import type { Store } from "../../store/database";
 
-/** The reports of an address that can count at a time: `?1` the address, `?2` the retention cutoff. */
-export function countingReportsSql(table = "reports"): string {
-  return `SELECT id, reporter_id AS reporterId, severity, created_at AS createdAtMs, status, category
-            FROM ${table}
-           WHERE ip = ? AND status IN ('pending', 'verified') AND created_at >= ?`;
-}
-
-export interface CountingReportRow {
-  id: number;
-  reporterId: number;
-  severity: number;
-  createdAtMs: number;
-  status: string;
-  category: string;
-}
+export { countingReportsSql, type CountingReportRow };
 
 export function scoredReportOf(row: CountingReportRow): ScoredReport {
   return {
@@ -77,7 +65,7 @@ export interface ScorerOptions {
 }
 
 export function createAddressScorer(store: Store, params: ScoringParameters, options: ScorerOptions = {}): AddressScorer {
-  const selectCounting = store.sqlite.prepare<CountingReportRow, [string, number]>(countingReportsSql());
+  const selectCounting = countingReportsOf(store);
   const listingsAround = options.listingsAround;
   const reportsOf = (ip: Ip, nowMs: number): ScoredReport[] => {
     const reports: ScoredReport[] = selectCounting.all(ip.text, retentionCutoffMs(nowMs, params)).map(scoredReportOf);
@@ -87,17 +75,7 @@ export function createAddressScorer(store: Store, params: ScoringParameters, opt
   if (options.persist === false) {
     return { rescore: (ip, nowMs) => recordOfScore(scoreReports(reportsOf(ip, nowMs), nowMs, params)) };
   }
-  const upsert = store.sqlite.prepare(
-    `INSERT INTO addresses (ip, ip_version, reputation_score, total_reports, verified_reports, categories_mask,
-                            last_category, first_seen, last_seen, scored_at, rescore_due_at)
-     VALUES ($ip, $version, $score, $total, $verified, $mask, $lastCategory, $firstSeen, $lastSeen, $scoredAt, $due)
-     ON CONFLICT(ip) DO UPDATE SET
-       reputation_score = excluded.reputation_score, total_reports = excluded.total_reports,
-       verified_reports = excluded.verified_reports, categories_mask = excluded.categories_mask,
-       last_category = excluded.last_category, first_seen = excluded.first_seen, last_seen = excluded.last_seen,
-       scored_at = excluded.scored_at, rescore_due_at = excluded.rescore_due_at`,
-  );
-  const remove = store.sqlite.prepare(`DELETE FROM addresses WHERE ip = ?`);
+  const { upsert, remove } = addressWriter(store);
 
   return {
     rescore(ip, nowMs) {

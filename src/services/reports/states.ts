@@ -13,6 +13,7 @@
 // - Expiry takes every report past retention to `expired`, rejected ones included, in chunks of 10,000 per
 //   transaction so a large backlog never holds the write lock for long.
 
+import { type ReportRow, reportStateStatements } from "../../store/report-states";
 import type { Category } from "../../domain/categories";
 import { type Clock, isoTime } from "../../domain/clock";
 import { AppError, notFound } from "../../domain/errors";
@@ -71,19 +72,6 @@ export interface ExpireSummary {
 
 export type AdminStatus = "verified" | "rejected";
 
-interface ReportRow {
-  id: number;
-  ip: string;
-  reporterId: number;
-  category: string;
-  severity: number;
-  description: string;
-  evidence: string | null;
-  status: ReportStatus;
-  source: ReportSource;
-  createdAt: number;
-  statusChangedAt: number;
-}
 
 export interface ReportStateDeps {
   store: Store;
@@ -112,64 +100,7 @@ export class ReportStateService {
     this.publisher = deps.changes;
     this.onEventQueued = deps.onEventQueued ?? (() => {});
     this.ledger = new CreditLedger(deps.store);
-    const sqlite = deps.store.sqlite;
-    this.stmt = {
-      report: sqlite.prepare<ReportRow, [number]>(
-        `SELECT id, ip, reporter_id AS reporterId, category, severity, description, evidence, status, source,
-                created_at AS createdAt, status_changed_at AS statusChangedAt
-           FROM reports WHERE id = ?`,
-      ),
-      transitions: sqlite.prepare<
-        { fromStatus: ReportStatus | null; toStatus: ReportStatus; at: number; actorUserId: number | null; reason: string | null },
-        [number]
-      >(
-        `SELECT from_status AS fromStatus, to_status AS toStatus, at, actor_user_id AS actorUserId, reason
-           FROM report_transitions WHERE report_id = ? ORDER BY id`,
-      ),
-      setStatus: sqlite.prepare<never, [string, number, number]>("UPDATE reports SET status = ?, status_changed_at = ? WHERE id = ?"),
-      insertTransition: sqlite.prepare<never, [number, string, string, number, number | null, string | null]>(
-        "INSERT INTO report_transitions (report_id, from_status, to_status, at, actor_user_id, reason) VALUES (?, ?, ?, ?, ?, ?)",
-      ),
-      // Groups with ≥ 3 distinct reporters among their counting reports of the window and a pending one left.
-      communityGroups: sqlite.prepare<{ ip: string; category: string }, [number, number, number]>(
-        `SELECT ip, category FROM reports
-          WHERE status IN ('pending', 'verified') AND created_at >= ? AND created_at <= ?
-          GROUP BY ip, category
-         HAVING count(DISTINCT reporter_id) >= ? AND sum(status = 'pending') > 0
-          ORDER BY ip, category`,
-      ),
-      // The groups that can have become eligible since a scan: those with a report stored after it (any
-      // process, any report date) or dated after it (stored earlier with a later clock). The unary `+` keeps
-      // SQLite on the id range and the created_at index, not a week of the status index.
-      candidateGroups: sqlite.prepare<{ ip: string; category: string }, [number, number, number, number, number]>(
-        `SELECT ip, category FROM reports
-          WHERE id > ? AND +status IN ('pending', 'verified') AND +created_at >= ? AND +created_at <= ?
-         UNION
-         SELECT ip, category FROM reports
-          WHERE created_at > ? AND created_at <= ? AND +status IN ('pending', 'verified')
-          ORDER BY ip, category`,
-      ),
-      // communityGroups' test for one group, through the (ip, created_at) index.
-      groupEligible: sqlite.prepare<{ eligible: number }, [number, string, string, number, number]>(
-        `SELECT count(DISTINCT reporter_id) >= ? AND sum(status = 'pending') > 0 AS eligible FROM reports
-          WHERE ip = ? AND category = ? AND status IN ('pending', 'verified') AND created_at >= ? AND created_at <= ?`,
-      ),
-      lastReportId: sqlite.prepare<{ id: number }, []>("SELECT coalesce(max(id), 0) AS id FROM reports"),
-      readCursor: sqlite.prepare<{ value: string }, [string]>("SELECT value FROM meta WHERE key = ?"),
-      writeCursor: sqlite.prepare<never, [string, string]>(
-        "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-      ),
-      pendingOfGroup: sqlite.prepare<{ id: number; reporterId: number; source: ReportSource }, [string, string, number, number]>(
-        `SELECT id, reporter_id AS reporterId, source FROM reports
-          WHERE ip = ? AND category = ? AND status = 'pending' AND created_at >= ? AND created_at <= ?
-          ORDER BY id`,
-      ),
-      pastRetention: sqlite.prepare<{ id: number; ip: string; status: ReportStatus }, [number, number]>(
-        `SELECT id, ip, status FROM reports
-          WHERE status IN ('pending', 'verified', 'rejected') AND created_at < ?
-          ORDER BY id LIMIT ?`,
-      ),
-    };
+    this.stmt = reportStateStatements(deps.store.sqlite);
   }
 
 

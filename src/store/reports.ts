@@ -1,0 +1,64 @@
+// The `reports` and `report_transitions` tables as report intake writes them (contract 5.4): the 15-minute
+// duplicate check, a report with its first transition, and the savepoint that keeps one refused report from
+// undoing the rest of its batch.
+
+import type { Database } from "bun:sqlite";
+import type { Store } from "./database";
+
+/** Where a report came from (the `reports.source` column). */
+export type ReportSource = "api" | "abuseipdb" | "import";
+
+/** The prepared statements, made once per connection. */
+export function reportIntakeStatements(sqlite: Database) {
+  return {
+    lastReportAt: sqlite.prepare<{ last: number | null }, [number, string, number]>(
+      "SELECT max(created_at) AS last FROM reports WHERE reporter_id = ? AND ip = ? AND created_at > ?",
+    ),
+    insertReport: sqlite.prepare<never, [string, number, number, string, number, string, string | null, string, number, number]>(
+      `INSERT INTO reports (ip, ip_version, reporter_id, category, severity, description, evidence, status, source,
+                            created_at, status_changed_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
+    ),
+    insertTransition: sqlite.prepare<never, [number, number, number, string]>(
+      "INSERT INTO report_transitions (report_id, from_status, to_status, at, actor_user_id, reason) VALUES (?, NULL, 'pending', ?, ?, ?)",
+    ),
+    savepoint: sqlite.prepare("SAVEPOINT report_write"),
+    release: sqlite.prepare("RELEASE report_write"),
+    rollbackTo: sqlite.prepare("ROLLBACK TO report_write"),
+  };
+}
+
+/** The reports of an address that can count at a time: `?1` the address, `?2` the retention cutoff. */
+export function countingReportsSql(table = "reports"): string {
+  return `SELECT id, reporter_id AS reporterId, severity, created_at AS createdAtMs, status, category
+            FROM ${table}
+           WHERE ip = ? AND status IN ('pending', 'verified') AND created_at >= ?`;
+}
+
+export interface CountingReportRow {
+  id: number;
+  reporterId: number;
+  severity: number;
+  createdAtMs: number;
+  status: string;
+  category: string;
+}
+
+/** A prepared reader of an address's counting reports: `.all(ip, retentionCutoffMs)`. */
+export function countingReportsOf(store: Pick<Store, "sqlite">) {
+  return store.sqlite.prepare<CountingReportRow, [string, number]>(countingReportsSql());
+}
+
+/** The statements of `import reports`: reports (status pending, source import) with their first transition. */
+export function importStatements(sqlite: Database) {
+  return {
+    insertReport: sqlite.prepare<never, [string, number, number, string, number, string, number, number]>(
+      `INSERT INTO reports (ip, ip_version, reporter_id, category, severity, description, evidence, status, source,
+                            created_at, status_changed_at)
+       VALUES (?, ?, ?, ?, ?, ?, NULL, 'pending', 'import', ?, ?)`,
+    ),
+    insertTransition: sqlite.prepare<never, [number, number, number]>(
+      "INSERT INTO report_transitions (report_id, from_status, to_status, at, actor_user_id, reason) VALUES (?, NULL, 'pending', ?, ?, 'import')",
+    ),
+  };
+}

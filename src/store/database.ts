@@ -136,6 +136,11 @@ function migrate(db: Db, sqlite: Database): void {
   }
 }
 
+/** Runs `work` in one (deferred) read transaction, so everything it reads belongs to one moment. */
+export function inReadTransaction<T>(store: Pick<Store, "sqlite">, work: () => T): T {
+  return store.sqlite.transaction(work)();
+}
+
 /**
  * Runs `work` in one IMMEDIATE transaction (the write lock is taken at BEGIN, so two writers never deadlock
  * upgrading a read lock). Everything a response acknowledges is committed when this returns.

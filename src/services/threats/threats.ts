@@ -8,13 +8,14 @@
 //   next run. Bursts older than that are not reported after the fact (after downtime, say).
 // - The event's `confidence` is the highest abuse_confidence among the pattern's addresses when detected.
 
+import { type DetectionStatements, detectionStatements, type ThreatRow, threatListingStatements } from "../../store/threats";
 import type { Category } from "../../domain/categories";
 import { type Clock, isoTime } from "../../domain/clock";
 import { type Ip, parseIp } from "../../domain/ip";
 import { abuseConfidence } from "../../domain/scoring";
 import type { DetectedPattern, ThreatKind, ThreatThresholds } from "../../domain/threat-patterns";
 import { ThreatWindow } from "../../domain/threat-window";
-import { inTransaction, type Store } from "../../store/database";
+import { inReadTransaction, inTransaction, type Store } from "../../store/database";
 import { enqueueEvent } from "../webhooks/outbox";
 
 /** How much further back than the window each run looks (see the module comment). */
@@ -47,19 +48,6 @@ export interface DetectSummary {
   threatIds: string[];
 }
 
-interface ThreatRow {
-  id: number;
-  kind: ThreatKind;
-  patternKey: string;
-  cidr: string | null;
-  asn: number | null;
-  category: string | null;
-  ipCount: number;
-  addresses: string;
-  windowStart: number;
-  windowEnd: number;
-  detectedAt: number;
-}
 
 export interface ThreatServiceDeps {
   store: Store;
@@ -80,7 +68,7 @@ export class ThreatService {
   private readonly scanSlackMs: number;
   private readonly onEventQueued: () => void;
   private readonly stmt;
-  private detectStmt: ReturnType<typeof prepareDetection> | null = null;
+  private detectStmt: DetectionStatements | null = null;
   /** The reports of the window at the last pass (see detect), that pass's time, and the newest report id then. */
   private window: ThreatWindow | null = null;
   private windowAt = Number.NEGATIVE_INFINITY;
@@ -95,15 +83,7 @@ export class ThreatService {
     this.onEventQueued = deps.onEventQueued ?? (() => {});
     // Only the listing is prepared here: a read-only snapshot store has a `threats` table and nothing to detect
     // in; detection's statements are prepared on its first run.
-    const sqlite = deps.store.sqlite;
-    this.stmt = {
-      page: sqlite.prepare<ThreatRow, [number, number]>(
-        `SELECT id, kind, pattern_key AS patternKey, cidr, asn, category, ip_count AS ipCount, addresses,
-                window_start AS windowStart, window_end AS windowEnd, detected_at AS detectedAt
-           FROM threats ORDER BY detected_at DESC, id DESC LIMIT ? OFFSET ?`,
-      ),
-      count: sqlite.prepare<{ n: number }, []>("SELECT count(*) AS n FROM threats"),
-    };
+    this.stmt = threatListingStatements(deps.store.sqlite);
   }
 
   /**
@@ -118,18 +98,18 @@ export class ThreatService {
     const now = Math.trunc(nowMs);
     const t = this.thresholds;
     const start = now - t.windowMs - this.scanSlackMs;
-    const stmt = (this.detectStmt ??= prepareDetection(this.store));
+    const stmt = (this.detectStmt ??= detectionStatements(this.store.sqlite));
     const whole = this.window === null || now < this.windowAt;
     const window = whole ? new ThreatWindow(t) : (this.window as ThreatWindow);
     this.window = null; // until this pass has succeeded: a failed one leaves the next to read everything
     // One read transaction, so the newest id matches the rows read.
-    const read = this.store.sqlite.transaction(() => ({
+    const read = inReadTransaction(this.store, () => ({
       throughId: stmt.lastId.get()!.id,
       rows: whole
         ? stmt.recent.all(start, now)
         : [...stmt.storedSince.all(this.seenThroughId, start, now), ...stmt.datedSince.all(Math.max(this.windowAt, start - 1), now, this.seenThroughId)],
       rejected: whole ? [] : stmt.rejected.all(start, now),
-    }))();
+    }));
     for (const r of read.rejected) window.remove(r.id);
     for (const r of read.rows) {
       const ip = parseIp(r.ip);
@@ -159,7 +139,7 @@ export class ThreatService {
   }
 
   /** The row and its event, inside the caller's transaction; returns the threat's id. */
-  private record(stmt: ReturnType<typeof prepareDetection>, p: DetectedPattern, now: number): number {
+  private record(stmt: DetectionStatements, p: DetectedPattern, now: number): number {
     const addresses = JSON.stringify(p.addresses);
     const id = stmt.insert.get(p.kind, p.patternKey, p.cidr, p.asn, p.category, p.addresses.length, addresses, p.windowStartMs, p.windowEndMs, now)!.id;
     const lowest = stmt.lowestScore.get(addresses)?.score ?? 100;
@@ -173,43 +153,7 @@ export class ThreatService {
   }
 }
 
-interface ReportRow {
-  id: number;
-  ip: string;
-  category: string;
-  createdAt: number;
-}
 
-function prepareDetection(store: Store) {
-  const sqlite = store.sqlite;
-  return {
-    recent: sqlite.prepare<ReportRow, [number, number]>(
-      `SELECT id, ip, category, created_at AS createdAt FROM reports
-        WHERE created_at >= ? AND created_at <= ? AND status IN ('pending', 'verified')`,
-    ),
-    // The unary `+` keeps SQLite on the id range, not the window's part of an index.
-    storedSince: sqlite.prepare<ReportRow, [number, number, number]>(
-      `SELECT id, ip, category, created_at AS createdAt FROM reports
-        WHERE id > ? AND +created_at >= ? AND +created_at <= ? AND +status IN ('pending', 'verified')`,
-    ),
-    datedSince: sqlite.prepare<ReportRow, [number, number, number]>(
-      `SELECT id, ip, category, created_at AS createdAt FROM reports
-        WHERE created_at > ? AND created_at <= ? AND id <= ? AND +status IN ('pending', 'verified')`,
-    ),
-    rejected: sqlite.prepare<{ id: number }, [number, number]>(
-      "SELECT id FROM reports WHERE status = 'rejected' AND created_at >= ? AND created_at <= ?",
-    ),
-    lastId: sqlite.prepare<{ id: number }, []>("SELECT coalesce(max(id), 0) AS id FROM reports"),
-    detectedSince: sqlite.prepare<{ id: number }, [string, number]>("SELECT id FROM threats WHERE pattern_key = ? AND detected_at > ? LIMIT 1"),
-    insert: sqlite.prepare<{ id: number }, [string, string, string, number | null, string | null, number, string, number, number, number]>(
-      `INSERT INTO threats (kind, pattern_key, cidr, asn, category, ip_count, addresses, window_start, window_end, detected_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-    ),
-    lowestScore: sqlite.prepare<{ score: number | null }, [string]>(
-      "SELECT min(reputation_score) AS score FROM addresses WHERE ip IN (SELECT value FROM json_each(?))",
-    ),
-  };
-}
 
 function view(row: ThreatRow): ThreatView {
   return {

@@ -6,6 +6,7 @@
 // per subscription, so one dead receiver cannot starve the others), each bounded by `timeoutMs`; attempt
 // results are written in small batched transactions.
 
+import { DeliveryTables, type DueDelivery } from "../../store/webhook-deliveries";
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../../domain/clock";
 import { isoTime } from "../../domain/clock";
@@ -52,17 +53,6 @@ export interface DispatchSummary {
   failed: number;
 }
 
-interface DueDelivery {
-  rowId: number;
-  deliveryId: string;
-  webhookId: number;
-  event: EventKind;
-  body: string;
-  attempts: number;
-  url: string;
-  secret: string;
-}
-
 interface AttemptOutcome {
   due: DueDelivery;
   attemptedAt: number;
@@ -101,8 +91,11 @@ export class WebhookDispatcher {
   private pausedUntil = 0;
   private lastPruneAt = Number.NEGATIVE_INFINITY;
 
+  private readonly tables: DeliveryTables;
+
   constructor(deps: { store: Store; clock: Clock }, options: Partial<DispatcherOptions> = {}) {
     this.store = deps.store;
+    this.tables = new DeliveryTables(deps.store);
     this.clock = deps.clock;
     this.options = { ...DEFAULT_DISPATCHER_OPTIONS, ...options };
   }
@@ -183,30 +176,14 @@ export class WebhookDispatcher {
    * with a webhook id (a ping) goes to that subscription only. Rows nobody receives are deleted.
    */
   fanOut(): number {
-    const sqlite = this.store.sqlite;
     // A plain read first: the timer calls this four times a second and must not take the write lock for nothing.
-    if (sqlite.query("SELECT 1 FROM outbox WHERE fanned_out_at IS NULL LIMIT 1").get() === null) return 0;
+    if (!this.tables.hasUnfannedEvents()) return 0;
     const now = this.clock.now();
     const result = inTransaction(this.store, () => {
-      const rows = sqlite
-        .query<{ id: number; event: EventKind; data: string; webhook_id: number | null; created_at: number }, [number]>(
-          "SELECT id, event, data, webhook_id, created_at FROM outbox WHERE fanned_out_at IS NULL ORDER BY id LIMIT ?",
-        )
-        .all(this.options.fanOutBatch);
+      const rows = this.tables.unfannedEvents(this.options.fanOutBatch);
       if (rows.length === 0) return { events: 0, deliveries: 0 };
-      const subscriptions = sqlite
-        .query<{ id: number; events: string }, []>(// A disabled account's subscriptions get nothing: all of its credentials are refused, and its
-        // webhooks must not keep leaking events to it.
-        `SELECT w.id, w.events FROM webhooks w JOIN users u ON u.id = w.user_id
-          WHERE w.active = 1 AND u.disabled = 0 ORDER BY w.id`)
-        .all()
-        .map((s) => ({ id: s.id, events: new Set(JSON.parse(s.events) as string[]) }));
-      const insert = sqlite.query(
-        `INSERT INTO webhook_deliveries (delivery_id, outbox_id, webhook_id, event, body, status, attempts, next_attempt_at, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`,
-      );
-      const markFannedOut = sqlite.query("UPDATE outbox SET fanned_out_at = ? WHERE id = ?");
-      const drop = sqlite.query("DELETE FROM outbox WHERE id = ?");
+      const subscriptions = this.tables.receivingSubscriptions().map((s) => ({ id: s.id, events: new Set(JSON.parse(s.events) as string[]) }));
+      const { insertDelivery: insert, markFannedOut, dropEvent: drop } = this.tables.fanOutWriters();
       let deliveries = 0;
       for (const row of rows) {
         const targets =
@@ -234,30 +211,7 @@ export class WebhookDispatcher {
    * rows left without deliveries; at most one batch per call. Returns how many deliveries it removed.
    */
   prune(cutoffMs: number): number {
-    const sqlite = this.store.sqlite;
-    return inTransaction(this.store, () => {
-      const ids = sqlite
-        .query<{ id: number }, [number, number]>(
-          "SELECT id FROM webhook_deliveries WHERE status != 'pending' AND updated_at < ? ORDER BY id LIMIT ?",
-        )
-        .all(cutoffMs, PRUNE_BATCH)
-        .map((r) => r.id);
-      if (ids.length === 0) return 0;
-      const list = JSON.stringify(ids);
-      sqlite.query("DELETE FROM delivery_attempts WHERE delivery_row_id IN (SELECT value FROM json_each(?))").run(list);
-      const outboxIds = sqlite
-        .query<{ outbox_id: number }, [string]>("SELECT DISTINCT outbox_id FROM webhook_deliveries WHERE id IN (SELECT value FROM json_each(?))")
-        .all(list)
-        .map((r) => r.outbox_id);
-      sqlite.query("DELETE FROM webhook_deliveries WHERE id IN (SELECT value FROM json_each(?))").run(list);
-      sqlite
-        .query(
-          `DELETE FROM outbox WHERE id IN (SELECT value FROM json_each(?))
-             AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.outbox_id = outbox.id)`,
-        )
-        .run(JSON.stringify(outboxIds));
-      return ids.length;
-    });
+    return inTransaction(this.store, () => this.tables.pruneFinished(cutoffMs, PRUNE_BATCH));
   }
 
   /** The timer's pass: never throws, never waits for a receiver. */
@@ -286,18 +240,7 @@ export class WebhookDispatcher {
       const free = maxInFlight - this.inFlight.size;
       if (free <= 0) return;
       const saturated = [...this.inFlightPerWebhook].filter(([, n]) => n >= maxInFlightPerWebhook).map(([id]) => id);
-      const due = this.store.sqlite
-        .query<DueDelivery, [number, string, string, number]>(
-          `SELECT d.id AS rowId, d.delivery_id AS deliveryId, d.webhook_id AS webhookId, d.event AS event, d.body AS body,
-                  d.attempts AS attempts, w.url AS url, w.secret AS secret
-             FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN users u ON u.id = w.user_id
-            WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND w.active = 1 AND u.disabled = 0
-              AND d.id NOT IN (SELECT value FROM json_each(?))
-              AND d.webhook_id NOT IN (SELECT value FROM json_each(?))
-            ORDER BY d.next_attempt_at, d.id
-            LIMIT ?`,
-        )
-        .all(this.clock.now(), JSON.stringify([...this.inFlight.keys()]), JSON.stringify(saturated), free);
+      const due = this.tables.due(this.clock.now(), [...this.inFlight.keys()], saturated, free);
       if (due.length === 0) return;
       let started = 0;
       for (const row of due) {
@@ -378,16 +321,9 @@ export class WebhookDispatcher {
   private flush(): void {
     const batch = this.outcomes.splice(0, this.outcomes.length);
     if (batch.length === 0) return;
-    const sqlite = this.store.sqlite;
     try {
       inTransaction(this.store, () => {
-        const update = sqlite.query(
-          `UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_status_code = ?, last_error = ?, updated_at = ?
-            WHERE id = ? AND status = 'pending'`,
-        );
-        const insertAttempt = sqlite.query(
-          "INSERT INTO delivery_attempts (delivery_row_id, attempted_at, status_code, error, duration_ms) VALUES (?, ?, ?, ?, ?)",
-        );
+        const { updateDelivery: update, insertAttempt } = this.tables.attemptWriters();
         for (const o of batch) {
           const attempts = o.due.attempts + 1;
           const ok = o.error === null;

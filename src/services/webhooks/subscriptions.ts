@@ -2,7 +2,6 @@
 // delete, ping, and the record of deliveries with their attempts. Another user's subscription is "not found".
 
 import { randomBytes } from "node:crypto";
-import { and, count, desc, eq, inArray } from "drizzle-orm";
 import type { Clock } from "../../domain/clock";
 import { isoTime } from "../../domain/clock";
 import { AppError, type FieldError, notFound, validationFailed } from "../../domain/errors";
@@ -13,7 +12,7 @@ import {
   webhookUrlProblem,
 } from "../../domain/webhook-payload";
 import { inTransaction, type Store } from "../../store/database";
-import { deliveryAttempts, webhookDeliveries, webhooks } from "../../store/schema";
+import { type WebhookRow, WebhookTable } from "../../store/webhooks";
 import { enqueueEvent } from "./outbox";
 import type { Page } from "../../domain/pagination";
 
@@ -147,7 +146,6 @@ export function parseWebhookChanges(body: unknown): WebhookChanges {
 
 /** Reads `?limit&offset` of the deliveries listing: limit 1..100 (default 20), offset ≥ 0 (default 0). */
 
-type WebhookRow = typeof webhooks.$inferSelect;
 
 const view = (row: WebhookRow): WebhookView => ({
   id: String(row.id),
@@ -172,6 +170,7 @@ export interface WebhookServiceDeps {
 
 export class WebhookService {
   private readonly store: Store;
+  private readonly table: WebhookTable;
   private readonly clock: Clock;
   private readonly onEventQueued: () => void;
 
@@ -179,21 +178,18 @@ export class WebhookService {
     this.store = deps.store;
     this.clock = deps.clock;
     this.onEventQueued = deps.onEventQueued ?? (() => {});
+    this.table = new WebhookTable(deps.store);
   }
 
   create(userId: number, input: NewWebhook): CreatedWebhookView {
     const now = this.clock.now();
     const secret = input.secret ?? generateSecret();
-    const row = this.store.db
-      .insert(webhooks)
-      .values({ userId, url: input.url, events: JSON.stringify(input.events), secret, active: true, createdAt: now, updatedAt: now })
-      .returning()
-      .get();
+    const row = this.table.insert({ userId, url: input.url, events: JSON.stringify(input.events), secret, active: true, createdAt: now, updatedAt: now });
     return { id: String(row.id), url: row.url, events: input.events, active: row.active, secret, createdAt: isoTime(now) };
   }
 
   list(userId: number): WebhookView[] {
-    return this.store.db.select().from(webhooks).where(eq(webhooks.userId, userId)).orderBy(webhooks.id).all().map(view);
+    return this.table.ofUser(userId).map(view);
   }
 
   get(userId: number, id: number): WebhookView {
@@ -207,31 +203,14 @@ export class WebhookService {
     if (changes.events !== undefined) set.events = JSON.stringify(changes.events);
     if (changes.active !== undefined) set.active = changes.active;
     if (changes.secret !== undefined) set.secret = changes.secret;
-    const row = this.store.db.update(webhooks).set(set).where(eq(webhooks.id, id)).returning().get();
+    const row = this.table.update(id, set);
     return view(row);
   }
 
   /** Deletes the subscription with its deliveries and their attempts; undelivered events for it are dropped. */
   delete(userId: number, id: number): void {
     this.owned(userId, id);
-    inTransaction(this.store, () => {
-      const sqlite = this.store.sqlite;
-      const outboxIds = sqlite
-        .query<{ outbox_id: number }, [number]>("SELECT DISTINCT outbox_id FROM webhook_deliveries WHERE webhook_id = ?")
-        .all(id)
-        .map((r) => r.outbox_id);
-      sqlite.query("DELETE FROM delivery_attempts WHERE delivery_row_id IN (SELECT id FROM webhook_deliveries WHERE webhook_id = ?)").run(id);
-      sqlite.query("DELETE FROM webhook_deliveries WHERE webhook_id = ?").run(id);
-      // Events no other subscription still has a delivery of, and its pings not fanned out yet.
-      sqlite
-        .query(
-          `DELETE FROM outbox WHERE id IN (SELECT value FROM json_each(?))
-             AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.outbox_id = outbox.id)`,
-        )
-        .run(JSON.stringify(outboxIds));
-      sqlite.query("DELETE FROM outbox WHERE webhook_id = ? AND fanned_out_at IS NULL").run(id);
-      this.store.db.delete(webhooks).where(eq(webhooks.id, id)).run();
-    });
+    inTransaction(this.store, () => this.table.deleteWithDeliveries(id));
   }
 
   /** Queues a `ping` event for this one subscription (delivered by the dispatcher like any other event). */
@@ -249,29 +228,12 @@ export class WebhookService {
   /** The subscription's deliveries, newest first, each with its attempts in order. */
   deliveries(userId: number, id: number, page: Page): { data: DeliveryView[]; pagination: Page & { total: number } } {
     this.owned(userId, id);
-    const db = this.store.db;
-    const total = db.select({ n: count() }).from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, id)).get()!.n;
-    const rows = db
-      .select()
-      .from(webhookDeliveries)
-      .where(eq(webhookDeliveries.webhookId, id))
-      .orderBy(desc(webhookDeliveries.id))
-      .limit(page.limit)
-      .offset(page.offset)
-      .all();
+    const { rows, total } = this.table.deliveries(id, page.limit, page.offset);
     const attemptsOf = new Map<number, AttemptView[]>();
-    if (rows.length > 0) {
-      const attempts = db
-        .select()
-        .from(deliveryAttempts)
-        .where(inArray(deliveryAttempts.deliveryRowId, rows.map((r) => r.id)))
-        .orderBy(deliveryAttempts.id)
-        .all();
-      for (const a of attempts) {
-        let list = attemptsOf.get(a.deliveryRowId);
-        if (!list) attemptsOf.set(a.deliveryRowId, (list = []));
-        list.push({ attemptedAt: isoTime(a.attemptedAt), statusCode: a.statusCode, error: a.error, durationMs: a.durationMs });
-      }
+    for (const a of this.table.attemptsOf(rows.map((r) => r.id))) {
+      let list = attemptsOf.get(a.deliveryRowId);
+      if (!list) attemptsOf.set(a.deliveryRowId, (list = []));
+      list.push({ attemptedAt: isoTime(a.attemptedAt), statusCode: a.statusCode, error: a.error, durationMs: a.durationMs });
     }
     const data = rows.map(
       (r): DeliveryView => ({
@@ -294,7 +256,7 @@ export class WebhookService {
 
   /** The row if it exists and belongs to the user; another user's subscription is indistinguishable from none. */
   private owned(userId: number, id: number): WebhookRow {
-    const row = this.store.db.select().from(webhooks).where(and(eq(webhooks.id, id), eq(webhooks.userId, userId))).get();
+    const row = this.table.owned(userId, id);
     if (!row) throw notFound("No such webhook");
     return row;
   }

@@ -8,8 +8,8 @@
 // renamed when complete. It never holds users, passwords, API keys, webhooks, emails, report texts, allowlist
 // notes or reporter ids: it is built table by table from the columns named here, never copied whole.
 
-import { Database } from "bun:sqlite";
-import { randomBytes, randomUUID, type KeyObject } from "node:crypto";
+import type { Database } from "bun:sqlite";
+import { randomBytes, type KeyObject } from "node:crypto";
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { AppError } from "../../domain/errors";
@@ -26,11 +26,12 @@ import type { Store } from "../../store/database";
 import { VERSION } from "../../version";
 import { type Enrichment, openEnrichment } from "../enrichment/enrichment";
 import type { Services } from "../../services/services";
-import { contentHash, META, readMeta, SNAPSHOT_FORMAT_VERSION, SNAPSHOT_INDEXES, SNAPSHOT_SCHEMA } from "./format";
+import { contentHash, META, readMeta, SNAPSHOT_FORMAT_VERSION } from "../../store/snapshot-format";
 import { indexBlobs, indexLayout } from "./index-blobs";
-import { countingReportsSql, scoredReportOf, type CountingReportRow } from "../reports/scorer";
-import { ADDRESS_ROW_COLUMNS, recordOfRow, type AddressRow } from "../../store/address-rows";
-import { readListings } from "../../store/feeds";
+import { scoredReportOf } from "../reports/scorer";
+import { recordOfRow, type AddressRow } from "../../store/address-rows";
+import { openSnapshotDatabase, snapshotIntegrityProblems } from "../../store/snapshot-file";
+import { BATCH_ROWS, CACHE_KIB, copyStoreToFile, INSTANCE_ID_KEY, instanceIdOf, SnapshotWriter } from "../../store/snapshot-writer";
 import { listingReports } from "../../domain/feeds";
 import { ListedNetworks } from "../feeds/listed-networks";
 import { putListingsInto } from "../feeds/listing-records";
@@ -47,13 +48,7 @@ import {
 
 export { generateKeyPair };
 
-/** Rows copied between two yields to the event loop. */
-const BATCH_ROWS = 25_000;
-/** Page cache of the export's connection, per database (KiB): the tables being built stay in memory. */
-const CACHE_KIB = 256 * 1024;
-/** Big pages: the index and range-table blobs are read in fewer, larger steps at start. */
-const PAGE_SIZE = 65_536;
-export const INSTANCE_ID_KEY = "instance_id";
+export { INSTANCE_ID_KEY, instanceIdOf };
 
 export interface ExportOptions {
   store: Store;
@@ -93,17 +88,6 @@ export interface ExportResult {
   phases: Record<"copy" | "index" | "tables" | "hash", number>;
 }
 
-/** The random id of this installation, created in the main database's `meta` table on first use. */
-export function instanceIdOf(store: Store): string {
-  try {
-    store.sqlite.query("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)").run(INSTANCE_ID_KEY, randomUUID());
-  } catch {
-    // A read-only store: an id written earlier is still read below.
-  }
-  const row = store.sqlite.query("SELECT value FROM meta WHERE key = ?").get(INSTANCE_ID_KEY) as { value: string } | null;
-  return row?.value ?? "unknown";
-}
-
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 
@@ -122,22 +106,12 @@ export async function exportSnapshot(options: ExportOptions): Promise<ExportResu
   // An in-memory store (tests) cannot be attached from another connection: it is copied to a file first.
   const memory = store.path === ":memory:" || store.path === "";
   const source = memory ? `${temporary}.source` : store.path;
-  if (memory) store.sqlite.query("VACUUM INTO ?").run(source);
+  if (memory) copyStoreToFile(store, source);
 
-  // The snapshot file's own connection; the store is attached to it as `src` and only ever read. Its BEGIN is
-  // the one read transaction: every statement until COMMIT sees the store as it was at the first read.
-  const db = new Database(temporary, { create: true, readwrite: true });
+  const writer = new SnapshotWriter(temporary, source);
   let finished = false;
   try {
-    db.exec(`PRAGMA main.page_size = ${PAGE_SIZE}`);
-    db.exec("PRAGMA main.journal_mode = OFF");
-    db.exec("PRAGMA main.synchronous = OFF");
-    db.exec(`PRAGMA main.cache_size = ${-CACHE_KIB}`);
-    db.exec("PRAGMA busy_timeout = 5000");
-    db.exec(SNAPSHOT_SCHEMA);
-    db.query("ATTACH DATABASE ? AS src").run(source);
-    db.exec(`PRAGMA src.cache_size = ${-CACHE_KIB}`);
-    db.exec("BEGIN");
+    writer.beginCopy();
     const phases = { copy: 0, index: 0, tables: 0, hash: 0 };
     let mark = performance.now();
     const lap = () => {
@@ -146,17 +120,14 @@ export async function exportSnapshot(options: ExportOptions): Promise<ExportResu
       mark = now;
       return ms;
     };
-    const counts = await copyContent(db, scoring, nowMs, () => (phases.copy = lap()));
+    const counts = await copyContent(writer, scoring, nowMs, () => (phases.copy = lap()));
     phases.index = lap();
-    db.exec(SNAPSHOT_INDEXES);
-    db.exec("COMMIT");
-    db.exec("DETACH DATABASE src");
+    writer.finishCopy();
     phases.copy += lap();
     await tick();
 
     const tables = enrichment.rangeTables();
-    const insertTable = db.prepare("INSERT INTO range_tables (position, name, bytes) VALUES (?, ?, ?)");
-    tables.forEach(({ name, table }, position) => insertTable.run(position, name, table.bytes));
+    writer.insertRangeTables(tables.map(({ name, table }) => ({ name, bytes: table.bytes })));
     counts.rangeTables = tables.length;
 
     const createdAt = new Date(nowMs).toISOString();
@@ -176,15 +147,13 @@ export async function exportSnapshot(options: ExportOptions): Promise<ExportResu
       [META.indexLayout, indexLayout()],
     ];
     if (keyId !== null) meta.push([META.signatureKeyId, keyId], [META.signatureAlgorithm, SIGNATURE_ALGORITHM]);
-    const insertMeta = db.prepare("INSERT INTO meta (key, value) VALUES (?, ?)");
-    for (const [key, value] of meta) insertMeta.run(key, value);
+    writer.insertMeta(meta);
     phases.tables = lap();
     await tick();
 
-    const sha256 = contentHash(db);
-    insertMeta.run(META.contentSha256, sha256);
-    if (signKey !== null) insertMeta.run(META.signature, signHash(sha256, signKey));
-    db.close();
+    const sha256 = contentHash(writer.db);
+    writer.insertMeta(signKey === null ? [[META.contentSha256, sha256]] : [[META.contentSha256, sha256], [META.signature, signHash(sha256, signKey)]]);
+    writer.close();
     phases.hash = lap();
     const fd = openSync(temporary, "r");
     try {
@@ -208,12 +177,7 @@ export async function exportSnapshot(options: ExportOptions): Promise<ExportResu
     };
   } finally {
     if (!finished) {
-      try {
-        if (db.inTransaction) db.exec("ROLLBACK");
-        db.close();
-      } catch {
-        // already closed
-      }
+      writer.abandon();
       rmSync(temporary, { force: true });
     }
     if (memory) rmSync(source, { force: true });
@@ -226,45 +190,18 @@ export async function exportSnapshot(options: ExportOptions): Promise<ExportResu
  * copied rows. An address whose oldest counting report has passed retention at `nowMs` is rescored from its
  * reports here, as a lookup on the server would do at that moment (or dropped when nothing counts any more).
  */
-async function copyContent(db: Database, scoring: ScoringParameters, nowMs: number, rowsCopied: () => void): Promise<SnapshotCounts> {
-  const batchEnd = db.prepare<{ last: number | null }, [number]>(
-    `SELECT max(rowid) AS last FROM (SELECT rowid FROM src.addresses WHERE rowid > ? ORDER BY rowid LIMIT ${BATCH_ROWS})`,
-  );
-  const copyBatch = db.prepare(
-    `INSERT INTO main.addresses (ip, ip_version, reputation_score, total_reports, verified_reports, categories_mask, last_category,
-                                 first_seen, last_seen, scored_at)
-     SELECT ip, ip_version, reputation_score, total_reports, verified_reports, categories_mask, last_category,
-            first_seen, last_seen, scored_at
-       FROM src.addresses WHERE rowid > ? AND rowid <= ?`,
-  );
-  for (let after = 0; ; ) {
-    const last = batchEnd.get(after)?.last ?? null;
-    if (last === null) break;
-    copyBatch.run(after, last);
-    after = last;
-    await tick();
-  }
-
-  const copy = (columns: string, table: string, order: string) => db.prepare(`INSERT INTO main.${table} (${columns}) SELECT ${columns} FROM src.${table} ORDER BY ${order}`).run().changes;
-  // Allowlist notes and authors are left out: free text and user ids have no place in a file that travels.
-  const allowlist = copy("id, cidr, created_at", "allowlist", "id");
-  const threats = copy("id, kind, pattern_key, cidr, asn, category, ip_count, addresses, window_start, window_end, detected_at", "threats", "id");
-  const feeds = copy("name, category, severity, entry_count, updated_at", "feeds", "name");
-  const networks = copy("feed_name, cidr, ip_version, prefix_length, created_at", "feed_entries", "feed_name, cidr");
-  const listings = readListings(db);
+async function copyContent(writer: SnapshotWriter, scoring: ScoringParameters, nowMs: number, rowsCopied: () => void): Promise<SnapshotCounts> {
+  await writer.copyAddresses(tick);
+  const { allowlist, threats, feeds, networks } = writer.copyTables();
+  const listings = writer.listings();
   const listed = ListedNetworks.load(listings.feeds, listings.entries);
 
   const cutoff = retentionCutoffMs(nowMs, scoring);
-  const expired = db.prepare<AddressRow, [number]>(`SELECT ${ADDRESS_ROW_COLUMNS} FROM main.addresses WHERE first_seen < ?`).all(cutoff);
+  const expired = writer.addressesFirstSeenBefore(cutoff);
   if (expired.length > 0) {
-    const reportsOf = db.prepare<CountingReportRow, [string, number]>(countingReportsSql("src.reports"));
-    const update = db.prepare(
-      `UPDATE main.addresses SET reputation_score = ?, total_reports = ?, verified_reports = ?, categories_mask = ?, last_category = ?,
-                                 first_seen = ?, last_seen = ?, scored_at = ? WHERE ip = ?`,
-    );
-    const remove = db.prepare("DELETE FROM main.addresses WHERE ip = ?");
+    const { countingReports, update, remove } = writer.rescorer();
     for (const row of expired) {
-      const r = rescoreAt([...reportsOf.all(row.ip, cutoff).map(scoredReportOf), ...listingReports(listed.listingsAround(parseIp(row.ip)))], row, nowMs, scoring);
+      const r = rescoreAt([...countingReports.all(row.ip, cutoff).map(scoredReportOf), ...listingReports(listed.listingsAround(parseIp(row.ip)))], row, nowMs, scoring);
       if (r === null) remove.run(row.ip);
       else update.run(r.score, r.total, r.verified, r.mask, r.lastCategory, r.firstSeen, r.lastSeen, r.scoredAt, r.ip);
     }
@@ -273,16 +210,13 @@ async function copyContent(db: Database, scoring: ScoringParameters, nowMs: numb
   rowsCopied();
   const index = new ReputationIndex(scoring.riskThresholds);
   let addresses = 0;
-  for (const row of db.query(`SELECT ${ADDRESS_ROW_COLUMNS} FROM main.addresses ORDER BY ip`).iterate() as IterableIterator<AddressRow>) {
+  for (const row of writer.addressRows()) {
     index.upsert(parseIp(row.ip), recordOfRow(row));
     if (++addresses % BATCH_ROWS === 0) await tick();
   }
   // Listed networks, and listed addresses nobody reported, answer offline as they do on the server.
-  const hasRow = db.prepare<{ one: number }, [string]>("SELECT 1 AS one FROM main.addresses WHERE ip = ?");
-  putListingsInto(index, listed, nowMs, scoring, (ip) => hasRow.get(ip) !== null);
-
-  const insertBlob = db.prepare("INSERT INTO main.index_data (position, name, type, bytes) VALUES (?, ?, ?, ?)");
-  indexBlobs(index).forEach((blob, position) => insertBlob.run(position, blob.name, blob.type, blob.bytes));
+  putListingsInto(index, listed, nowMs, scoring, writer.rowCheck());
+  writer.insertIndexBlobs(indexBlobs(index));
   return { addresses, allowlist, threats, feeds, networks, rangeTables: 0 };
 }
 
@@ -347,19 +281,6 @@ export interface SnapshotInfo {
   sha256: string | null;
   signed: boolean;
   signatureKeyId: string | null;
-}
-
-/** Opens a file as a snapshot (read-only), or fails saying why it is not one. */
-export function openSnapshotDatabase(file: string): Database {
-  if (!existsSync(file)) throw new AppError("not_found", `${file} does not exist`);
-  let db: Database;
-  try {
-    db = new Database(file, { readonly: true });
-    db.query("SELECT 1 FROM meta LIMIT 1").get();
-  } catch (error) {
-    throw new AppError("bad_request", `${file} is not an abuse-intel snapshot: ${(error as Error).message}`);
-  }
-  return db;
 }
 
 export function infoFromMeta(file: string, meta: Map<string, string>): SnapshotInfo {
@@ -436,10 +357,9 @@ export function verifySnapshot(file: string, publicKey?: string | KeyObject): Ve
   }
   try {
     // The full check (not quick_check): it also proves every index matches its table, and the indexes are
-    // not in the content hash. A big page cache keeps it to about a second per million addresses.
-    db.exec(`PRAGMA cache_size = ${-CACHE_KIB}`);
-    const check = (db.query("PRAGMA integrity_check").all() as Record<string, string>[]).map((r) => Object.values(r)[0]);
-    if (check.length !== 1 || check[0] !== "ok") {
+    // not in the content hash.
+    const check = snapshotIntegrityProblems(db, CACHE_KIB);
+    if (check.length > 0) {
       result.problems.push(`the SQLite file is damaged: ${check.slice(0, 3).join("; ")}`);
       return result;
     }

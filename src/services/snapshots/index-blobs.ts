@@ -4,6 +4,7 @@
 // (CARRIED_COLUMNS); a snapshot whose layout this build does not know is rebuilt from its `addresses` rows
 // instead (slower, same answers).
 
+import { addressRowsOf, everyAddressRow } from "../../store/snapshot-file";
 import type { Database } from "bun:sqlite";
 import { parseIp, type Ip } from "../../domain/ip";
 import type { RiskThresholds } from "../../domain/risk";
@@ -79,17 +80,14 @@ export function indexFromBlobs(blobs: readonly IndexBlob[], thresholds: RiskThre
  */
 export function indexOfAddresses(db: Database, ips: readonly Ip[], thresholds: RiskThresholds): ReputationIndex {
   const index = new ReputationIndex(thresholds, Math.max(16, ips.length));
-  const rows = db
-    .query(`SELECT ${ADDRESS_ROW_COLUMNS} FROM addresses WHERE ip IN (SELECT value FROM json_each(?)) ORDER BY ip`)
-    .all(JSON.stringify(ips.map((ip) => ip.text))) as AddressRow[];
-  for (const row of rows) index.upsert(parseIp(row.ip), recordOfRow(row));
+  for (const row of addressRowsOf(db, ips.map((ip) => ip.text))) index.upsert(parseIp(row.ip), recordOfRow(row));
   return index;
 }
 
 /** The slow path: the index built by inserting every `addresses` row of a snapshot. */
 export function indexFromRows(db: Database, thresholds: RiskThresholds): ReputationIndex {
   const index = new ReputationIndex(thresholds);
-  for (const row of db.query(`SELECT ${ADDRESS_ROW_COLUMNS} FROM addresses ORDER BY ip`).iterate() as IterableIterator<AddressRow>) {
+  for (const row of everyAddressRow(db)) {
     index.upsert(parseIp(row.ip), recordOfRow(row));
   }
   return index;

@@ -7,6 +7,7 @@
 // - the data directory builds the index from the `addresses` table as the server does at start, and runs on the
 //   system clock; an address past retention is rescored in memory, never written.
 
+import { addressRowCheck, indexBlobRows, openSnapshotDatabase, rangeTableRows, snapshotAllowlistRows } from "../../store/snapshot-file";
 import type { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
 import { type Clock, systemClock } from "../../domain/clock";
@@ -23,9 +24,9 @@ import { type Allowlist, type AllowlistEntry, createAllowlist } from "../allowli
 import { Enrichment, MmdbSource, openEnrichment, type NamedTable } from "../enrichment/enrichment";
 import { IndexSync } from "../changes/index-sync";
 import { createReputation, type GeoLookup, type Reputation } from "../lookups/reputation";
-import { META, readMeta, SNAPSHOT_FORMAT_VERSION } from "./format";
+import { META, readMeta, SNAPSHOT_FORMAT_VERSION } from "../../store/snapshot-format";
 import { indexFromBlobs, indexFromRows, indexLayout, indexOfAddresses, type IndexBlob } from "./index-blobs";
-import { infoFromMeta, openSnapshotDatabase, type SnapshotInfo } from "./export";
+import { infoFromMeta, type SnapshotInfo } from "./export";
 import { readListings } from "../../store/feeds";
 import { addressRowExists } from "../../store/address-rows";
 import { ListedNetworks } from "../feeds/listed-networks";
@@ -68,7 +69,7 @@ function snapshotStore(sqlite: Database, path: string): Store {
 export function snapshotAllowlist(db: Database): Allowlist {
   const set = new CidrSet();
   const entries: AllowlistEntry[] = [];
-  for (const row of db.query("SELECT id, cidr, created_at AS createdAt FROM allowlist ORDER BY id").all() as { id: number; cidr: string; createdAt: number }[]) {
+  for (const row of snapshotAllowlistRows(db)) {
     const cidr = tryParseCidr(row.cidr);
     if (typeof cidr === "string") continue;
     set.add(cidr, row.id);
@@ -128,7 +129,7 @@ export function openSnapshot(file: string, options: OpenSnapshotOptions = {}): O
     if (options.only !== undefined) {
       index = indexOfAddresses(db, options.only, scoring.riskThresholds);
     } else if (meta.get(META.indexLayout) === indexLayout()) {
-      const blobs = db.query("SELECT name, type, bytes FROM index_data ORDER BY position").all() as IndexBlob[];
+      const blobs = indexBlobRows(db) as IndexBlob[];
       index = indexFromBlobs(blobs, scoring.riskThresholds);
     }
     const indexPrebuilt = index !== null && options.only === undefined;
@@ -137,8 +138,7 @@ export function openSnapshot(file: string, options: OpenSnapshotOptions = {}): O
     if (!indexPrebuilt) {
       // The pre-built index carries the listings; one rebuilt from rows takes them now.
       index ??= indexFromRows(db, scoring.riskThresholds);
-      const hasRow = db.prepare<{ one: number }, [string]>("SELECT 1 AS one FROM addresses WHERE ip = ?");
-      putListingsInto(index, listed, info.createdAtMs, scoring, (ip) => hasRow.get(ip) !== null);
+      putListingsInto(index, listed, info.createdAtMs, scoring, addressRowCheck(db));
     }
     if (index === null) throw new AppError("internal_error", "no index");
     const store = snapshotStore(db, file);
@@ -148,7 +148,7 @@ export function openSnapshot(file: string, options: OpenSnapshotOptions = {}): O
     let enrichment: Enrichment | null = null;
     const loadEnrichment = (): Enrichment => {
       if (enrichment !== null) return enrichment;
-      const rows = db.query("SELECT name, bytes FROM range_tables ORDER BY position").all() as { name: string; bytes: Uint8Array }[];
+      const rows = rangeTableRows(db);
       if (rows.length === 0) throw new AppError("bad_request", `${file} carries no enrichment tables`);
       const tables: NamedTable[] = rows.map((r) => ({ name: r.name, table: RangeTable.fromBytes(r.bytes) }));
       const mmdb = options.mmdbPath ? MmdbSource.open(options.mmdbPath) : null;

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { parseIp } from "../../../../src/domain/ip";
 import { DAY_MS } from "../../../../src/domain/scoring";
 import { NOT_FOUND } from "../../../../src/index/radix-common";
-import { contentHash, META } from "../../../../src/services/snapshots/format";
+import { contentHash, META } from "../../../../src/store/snapshot-format";
 import { indexFromRows } from "../../../../src/services/snapshots/index-blobs";
 import { writeKeyPair } from "../../../../src/services/snapshots/signing";
 import { openDataDirectory, openSnapshot } from "../../../../src/services/snapshots/sources";

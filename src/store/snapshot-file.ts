@@ -1,0 +1,62 @@
+// Reading a snapshot file (contract section 8): opening it read-only, its rows (addresses, allowlist, the pre-
+// built index's blobs, the enrichment range tables) and SQLite's own check of it. The same `addresses` columns
+// exist in the main database, so the address readers serve both.
+
+import { Database } from "bun:sqlite";
+import { existsSync } from "node:fs";
+import { AppError } from "../domain/errors";
+import { ADDRESS_ROW_COLUMNS, type AddressRow } from "./address-rows";
+
+/** Opens a file as a snapshot (read-only), or fails saying why it is not one. */
+export function openSnapshotDatabase(file: string): Database {
+  if (!existsSync(file)) throw new AppError("not_found", `${file} does not exist`);
+  let db: Database;
+  try {
+    db = new Database(file, { readonly: true });
+    db.query("SELECT 1 FROM meta LIMIT 1").get();
+  } catch (error) {
+    throw new AppError("bad_request", `${file} is not an abuse-intel snapshot: ${(error as Error).message}`);
+  }
+  return db;
+}
+
+/** SQLite's full integrity check with a big page cache (about a second per million addresses): [] when ok. */
+export function snapshotIntegrityProblems(db: Database, cacheKib: number): string[] {
+  db.exec(`PRAGMA cache_size = ${-cacheKib}`);
+  const check = (db.query("PRAGMA integrity_check").all() as Record<string, string>[]).map((r) => Object.values(r)[0]);
+  return check.length === 1 && check[0] === "ok" ? [] : check;
+}
+
+export interface IndexBlobRow {
+  name: string;
+  type: string;
+  bytes: Uint8Array;
+}
+
+export function indexBlobRows(db: Database): IndexBlobRow[] {
+  return db.query("SELECT name, type, bytes FROM index_data ORDER BY position").all() as IndexBlobRow[];
+}
+
+export function rangeTableRows(db: Database): { name: string; bytes: Uint8Array }[] {
+  return db.query("SELECT name, bytes FROM range_tables ORDER BY position").all() as { name: string; bytes: Uint8Array }[];
+}
+
+export function snapshotAllowlistRows(db: Database): { id: number; cidr: string; createdAt: number }[] {
+  return db.query("SELECT id, cidr, created_at AS createdAt FROM allowlist ORDER BY id").all() as { id: number; cidr: string; createdAt: number }[];
+}
+
+/** Whether an address has a row: a prepared check. */
+export function addressRowCheck(db: Database): (ipText: string) => boolean {
+  const hasRow = db.prepare<{ one: number }, [string]>("SELECT 1 AS one FROM addresses WHERE ip = ?");
+  return (ipText) => hasRow.get(ipText) !== null;
+}
+
+/** The rows of these addresses, by address. */
+export function addressRowsOf(db: Database, ipTexts: readonly string[]): AddressRow[] {
+  return db.query(`SELECT ${ADDRESS_ROW_COLUMNS} FROM addresses WHERE ip IN (SELECT value FROM json_each(?)) ORDER BY ip`).all(JSON.stringify(ipTexts)) as AddressRow[];
+}
+
+/** Every address row, by address. */
+export function everyAddressRow(db: Database): IterableIterator<AddressRow> {
+  return db.query(`SELECT ${ADDRESS_ROW_COLUMNS} FROM addresses ORDER BY ip`).iterate() as IterableIterator<AddressRow>;
+}

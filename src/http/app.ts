@@ -1,6 +1,7 @@
 // Assembles the HTTP API from one route module per resource. Errors of every route go through one onError;
 // bodies through one parser that enforces the contract's media types and size limits.
 
+import { authPlugin } from "./auth";
 import { Elysia } from "elysia";
 import type { Services } from "../services/services";
 import { errorResponse, toAppError } from "./errors";
@@ -22,6 +23,8 @@ import { docsRoutes } from "./routes/docs";
 import { readOnlyGuard } from "./read-only";
 
 export function createApp(services: Services) {
+  // One auth plugin for the whole app, handed to the route modules that need a credential.
+  const auth = authPlugin(services);
   return new Elysia()
     // First: its error hook must see an error before the onError below answers it.
     .use(requestMetrics(services))
@@ -31,17 +34,17 @@ export function createApp(services: Services) {
     // Counted and logged by requestMetrics' own error hook (request-outcomes.ts); this one only answers.
     .onError({ as: "global" }, ({ code, error }) => errorResponse(toAppError(code, error)))
     .use(healthRoutes(services))
-    .use(authRoutes(services))
-    .use(keyRoutes(services))
-    .use(adminUserRoutes(services))
-    .use(reportRoutes(services))
-    .use(webhookRoutes(services))
-    .use(jobRoutes(services))
-    .use(threatRoutes(services))
-    .use(blocklistRoutes(services))
-    .use(lookupRoutes(services))
-    .use(allowlistRoutes(services))
-    .use(feedRoutes(services))
+    .use(authRoutes(services, auth))
+    .use(keyRoutes(services, auth))
+    .use(adminUserRoutes(services, auth))
+    .use(reportRoutes(services, auth))
+    .use(webhookRoutes(services, auth))
+    .use(jobRoutes(services, auth))
+    .use(threatRoutes(services, auth))
+    .use(blocklistRoutes(services, auth))
+    .use(lookupRoutes(services, auth))
+    .use(allowlistRoutes(services, auth))
+    .use(feedRoutes(services, auth))
     .use(metricsRoutes(services))
     .use(docsRoutes(services));
 }

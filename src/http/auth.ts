@@ -114,21 +114,18 @@ export function authenticate(services: Services, request: Request, level: AuthLe
   return principal;
 }
 
-const plugins = new WeakMap<Services, ReturnType<typeof buildAuthPlugin>>();
 let instances = 0;
 
+/** The auth plugin of one app, made once by createApp and handed to each route module. */
+export type AuthPlugin = ReturnType<typeof authPlugin>;
+
 /**
- * The auth plugin of one instance: `.use(authPlugin(services))` in a route module, then
+ * The auth plugin of one instance: `.use(auth)` in a route module, then
  * `.get(path, ({ principal }) => ..., { auth: "key" })`. Every authenticated request counts 1 against the
  * owner's daily budget and carries the X-RateLimit-* headers.
  */
 export function authPlugin(services: Services) {
-  let plugin = plugins.get(services);
-  if (!plugin) {
-    plugin = buildAuthPlugin(services, ++instances);
-    plugins.set(services, plugin);
-  }
-  return plugin;
+  return buildAuthPlugin(services, ++instances);
 }
 
 function buildAuthPlugin(services: Services, instance: number) {

@@ -6,13 +6,13 @@ import { Elysia } from "elysia";
 import { AppError } from "../../domain/errors";
 import { parseNewUser, parseUserPatch, userView, type User } from "../../services/accounts/accounts";
 import type { Services } from "../../services/services";
-import { authPlugin } from "../auth";
+import { type AuthPlugin } from "../auth";
 
-export function adminUserRoutes(services: Services) {
+export function adminUserRoutes(services: Services, auth: AuthPlugin) {
   const { accounts, rateLimiter } = services;
   const publicUser = (user: User) => ({ ...userView(user), requestsToday: rateLimiter.used(user.id) });
   return new Elysia()
-    .use(authPlugin(services))
+    .use(auth)
     .get("/v1/admin/users", () => ({ success: true, data: accounts.list().map(publicUser) }), { auth: "admin" })
     .post(
       "/v1/admin/users",

@@ -3,16 +3,16 @@
 import { Elysia } from "elysia";
 import { AppError } from "../../domain/errors";
 import type { Services } from "../../services/services";
-import { authPlugin } from "../auth";
+import { type AuthPlugin } from "../auth";
 
-export function allowlistRoutes(services: Services) {
+export function allowlistRoutes(services: Services, auth: AuthPlugin) {
   const { allowlist } = services;
   const removeOrThrow = (cidrOrId: string) => {
     if (!allowlist.remove(cidrOrId)) throw new AppError("not_found", `${cidrOrId} is not on the allowlist`);
     return { success: true, data: { removed: cidrOrId } };
   };
   return new Elysia()
-    .use(authPlugin(services))
+    .use(auth)
     .get("/v1/admin/allowlist", () => ({ success: true, data: allowlist.list() }), { auth: "admin" })
     .post(
       "/v1/admin/allowlist",

@@ -5,11 +5,11 @@ import { Elysia } from "elysia";
 import { isoTime } from "../../domain/clock";
 import { parseLogin } from "../../services/accounts/accounts";
 import type { Services } from "../../services/services";
-import { authPlugin } from "../auth";
+import { type AuthPlugin } from "../auth";
 
-export function authRoutes(services: Services) {
+export function authRoutes(services: Services, auth: AuthPlugin) {
   return new Elysia()
-    .use(authPlugin(services))
+    .use(auth)
     .post("/v1/auth/login", async ({ body }) => {
       const { email, password } = parseLogin(body);
       const login = await services.credentials.login(email, password);

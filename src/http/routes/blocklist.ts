@@ -5,7 +5,7 @@
 import { Elysia } from "elysia";
 import type { BlocklistParams } from "../../domain/blocklist/query";
 import type { Services } from "../../services/services";
-import { authPlugin } from "../auth";
+import { type AuthPlugin } from "../auth";
 
 
 const parsedQueries = new Map<string, BlocklistParams>();
@@ -32,9 +32,9 @@ function paramsOf(url: string): BlocklistParams {
   return params;
 }
 
-export function blocklistRoutes(services: Services) {
+export function blocklistRoutes(services: Services, auth: AuthPlugin) {
   const blocklist = services.blocklists;
-  return new Elysia().use(authPlugin(services)).get(
+  return new Elysia().use(auth).get(
     "/v1/ip/blocklist",
     ({ request, set }) => {
       const answer = blocklist.answer(paramsOf(request.url), request.headers.get("if-none-match"));

@@ -7,7 +7,7 @@ import { AppError, notFound, validationFailed } from "../../domain/errors";
 import { parseFeedName, parseFeedSeverity } from "../../domain/feeds";
 import { parseFeedDefinition } from "../../services/feeds/feeds";
 import type { Services } from "../../services/services";
-import { authPlugin } from "../auth";
+import { type AuthPlugin } from "../auth";
 
 function parseReplace(value: unknown): boolean {
   if (value === undefined || value === "" || value === "false" || value === "0") return false;
@@ -15,7 +15,7 @@ function parseReplace(value: unknown): boolean {
   throw validationFailed([{ field: "replace", message: "replace is true or false" }]);
 }
 
-export function feedRoutes(services: Services) {
+export function feedRoutes(services: Services, auth: AuthPlugin) {
   const { feeds } = services;
   const removeOrThrow = (name: string) => {
     if (feeds.get(name) === null) throw notFound(`No feed named ${name}`);
@@ -23,7 +23,7 @@ export function feedRoutes(services: Services) {
     return { success: true, data: { removed: name } };
   };
   return new Elysia()
-    .use(authPlugin(services))
+    .use(auth)
     .get("/v1/admin/feeds", () => ({ success: true, data: feeds.list() }), { auth: "admin" })
     .post(
       "/v1/admin/feeds",

@@ -3,11 +3,11 @@
 
 import { Elysia } from "elysia";
 import type { Services } from "../../services/services";
-import { authPlugin } from "../auth";
+import { type AuthPlugin } from "../auth";
 
-export function jobRoutes(services: Services) {
+export function jobRoutes(services: Services, auth: AuthPlugin) {
   return new Elysia()
-    .use(authPlugin(services))
+    .use(auth)
     .get("/v1/admin/jobs", () => ({ success: true, data: services.scheduler.jobs() }), { auth: "admin" })
     .post(
       "/v1/admin/jobs/:name/run",

@@ -6,12 +6,12 @@ import { isoTime } from "../../domain/clock";
 import { AppError } from "../../domain/errors";
 import { apiKeyView, parseKeyName } from "../../services/accounts/api-keys";
 import type { Services } from "../../services/services";
-import { authPlugin } from "../auth";
+import { type AuthPlugin } from "../auth";
 
-export function keyRoutes(services: Services) {
+export function keyRoutes(services: Services, auth: AuthPlugin) {
   const apiKeys = services.apiKeys;
   return new Elysia()
-    .use(authPlugin(services))
+    .use(auth)
     .post(
       "/v1/keys",
       ({ body, principal, set }) => {

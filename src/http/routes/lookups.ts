@@ -9,7 +9,7 @@ import { tryParseIp, type Ip } from "../../domain/ip";
 import { parsePage } from "../../domain/pagination";
 import { scoringParametersView } from "../../domain/scoring";
 import type { Services } from "../../services/services";
-import { authPlugin, jsonAnswerer } from "../auth";
+import { jsonAnswerer, type AuthPlugin } from "../auth";
 
 export const BULK_LIMIT = 100;
 
@@ -57,7 +57,7 @@ function safeDecode(raw: string): string {
   }
 }
 
-export function lookupRoutes(services: Services) {
+export function lookupRoutes(services: Services, auth: AuthPlugin) {
   const { reputation } = services;
   const answer = jsonAnswerer(services);
   const categories = CATEGORY_INFO.map((c) => ({
@@ -67,7 +67,7 @@ export function lookupRoutes(services: Services) {
     abuseIpdbCategories: ABUSEIPDB_CATEGORIES.filter((a) => a.category === c.name).map((a) => a.number),
   }));
   return new Elysia()
-    .use(authPlugin(services))
+    .use(auth)
     .get("/v1/categories", () => ({ success: true, data: categories }), { auth: "key" })
     .get("/v1/scoring", () => ({ success: true, data: scoringParametersView(services.scoring) }), { auth: "key" })
     .get(

@@ -8,14 +8,14 @@ import { parsePage } from "../../domain/pagination";
 import { parseReportInput } from "../../domain/report-input";
 import type { AdminStatus } from "../../services/reports/states";
 import type { Services } from "../../services/services";
-import { authPlugin } from "../auth";
+import { type AuthPlugin } from "../auth";
 
 export const HISTORY_DEFAULT_LIMIT = 20;
 
-export function reportRoutes(services: Services) {
+export function reportRoutes(services: Services, auth: AuthPlugin) {
   const { reports, reportStates, credits } = services;
   return new Elysia()
-    .use(authPlugin(services))
+    .use(auth)
     .post(
       "/v1/ip/report",
       async ({ body, principal, set }) => {

@@ -3,10 +3,10 @@
 import { Elysia } from "elysia";
 import { parsePage } from "../../domain/pagination";
 import type { Services } from "../../services/services";
-import { authPlugin } from "../auth";
+import { type AuthPlugin } from "../auth";
 
-export function threatRoutes(services: Services) {
-  return new Elysia().use(authPlugin(services)).get(
+export function threatRoutes(services: Services, auth: AuthPlugin) {
+  return new Elysia().use(auth).get(
     "/v1/threats",
     ({ query }) => {
       const { limit, offset } = parsePage(query, { limit: 20, offset: 0 });

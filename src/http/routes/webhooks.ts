@@ -7,9 +7,9 @@ import { notFound } from "../../domain/errors";
 import type { Services } from "../../services/services";
 import { parsePage } from "../../domain/pagination";
 import { parseId, parseNewWebhook, parseWebhookChanges } from "../../services/webhooks/subscriptions";
-import { authPlugin } from "../auth";
+import { type AuthPlugin } from "../auth";
 
-export function webhookRoutes(services: Services) {
+export function webhookRoutes(services: Services, auth: AuthPlugin) {
   const webhooks = services.webhooks;
   const idOf = (raw: string): number => {
     const id = parseId(raw);
@@ -17,7 +17,7 @@ export function webhookRoutes(services: Services) {
     return id;
   };
   return new Elysia()
-    .use(authPlugin(services))
+    .use(auth)
     .post(
       "/v1/webhooks",
       ({ body, principal, set }) => {

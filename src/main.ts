@@ -9,6 +9,7 @@ import { userCommand } from "./cli/user";
 import { keyCommand } from "./cli/key";
 import { bouncerCommand } from "./cli/bouncer";
 import { doctorCommand } from "./cli/doctor";
+import { backupCommand, restoreCommand } from "./cli/backup";
 import { importCommand } from "./cli/import";
 import { allowCommand } from "./cli/allow";
 import { feedCommand } from "./cli/feed";
@@ -18,7 +19,7 @@ import { snapshotCommand } from "./cli/snapshot";
 import { checkCommand } from "./cli/check";
 import { blocklistCommand } from "./cli/blocklist";
 
-const commands: Command[] = [serveCommand, userCommand, keyCommand, importCommand, allowCommand, feedCommand, geoCommand, jobsCommand, snapshotCommand, checkCommand, blocklistCommand, bouncerCommand, doctorCommand];
+const commands: Command[] = [serveCommand, userCommand, keyCommand, importCommand, allowCommand, feedCommand, geoCommand, jobsCommand, snapshotCommand, checkCommand, blocklistCommand, bouncerCommand, doctorCommand, backupCommand, restoreCommand];
 
 function usage(): string {
   return [

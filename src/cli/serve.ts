@@ -1,5 +1,7 @@
 // `abuse-intel serve`: the composition root of the server: config → store → services → HTTP and jobs.
 
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { OPTIONS, resolveConfig } from "../config";
 import { systemClock } from "../domain/clock";
 import { AppError } from "../domain/errors";
@@ -15,6 +17,23 @@ import type { Command } from "./command";
 
 const SERVE_FLAGS = OPTIONS.filter((o) => !o.boolean).map((o) => o.flag).concat("--schedule");
 const SERVE_SWITCHES = OPTIONS.filter((o) => o.boolean).map((o) => o.flag);
+
+/** The file a server writes its pid to while it serves a data directory (restore refuses while it lives). */
+export const SERVER_PID_FILE = "serve.pid";
+
+/** The pid of a server running on `dataDir`, or null (no pid file, or its process is gone). */
+export function runningServerPid(dataDir: string): number | null {
+  const path = join(dataDir, SERVER_PID_FILE);
+  if (!existsSync(path)) return null;
+  const pid = Number(readFileSync(path, "utf8").trim());
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return null;
+  try {
+    process.kill(pid, 0);
+    return pid;
+  } catch {
+    return null;
+  }
+}
 
 export const serveCommand: Command = {
   name: "serve",
@@ -37,6 +56,7 @@ export const serveCommand: Command = {
     } else {
       services = await createServices({ config, clock: systemClock, store: openStore(config.dataDir, { sync: config.syncMode, busyTimeoutMs: SERVER_BUSY_TIMEOUT_MS }) });
       await ensureInitialAdmin(services, config);
+      writeFileSync(join(config.dataDir, SERVER_PID_FILE), `${process.pid}\n`, { mode: 0o600 });
     }
     const store = services.store;
     const app = createApp(services);
@@ -54,6 +74,7 @@ export const serveCommand: Command = {
         server.stop();
         await services.stop();
         store.close();
+        if (config.snapshot === null) rmSync(join(config.dataDir, SERVER_PID_FILE), { force: true });
         resolve();
       };
       process.once("SIGINT", shutdown);

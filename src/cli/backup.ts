@@ -1,0 +1,91 @@
+// `abuse-intel backup` and `abuse-intel restore` (contract section 16). A backup is one file holding a consistent
+// copy of the whole database and the data directory's JWT secret, made while the server runs; restore puts it
+// back with the server stopped, after checking it, and changes nothing when it refuses.
+
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { resolveConfig } from "../config";
+import { AppError } from "../domain/errors";
+import { JWT_SECRET_FILE } from "../services/accounts/credentials";
+import { checkBackup, restoreBackup, writeBackup } from "../store/backup";
+import { databasePath, openStore } from "../store/database";
+import { flag, parseArgs } from "./args";
+import { DATA_DIR_HELP, type Command } from "./command";
+import { runningServerPid } from "./serve";
+
+/** The data directory's files a backup carries besides the database. */
+const SECRET_FILES = [JWT_SECRET_FILE];
+
+export const backupCommand: Command = {
+  name: "backup",
+  summary: "write a consistent copy of the whole database (secrets included), also while the server runs",
+  help: [
+    "Usage: abuse-intel backup --out FILE [--data-dir DIR]",
+    "",
+    "Writes one file (mode 0600) with a consistent copy of the whole database, as of one moment, while the server",
+    "runs and takes writes: accounts, password hashes, API key hashes, reports, credits, webhooks (with their",
+    "secrets), feeds, bouncers, and the data directory's JWT secret. Keep it as safe as the data directory.",
+    "Imported enrichment tables (geo/) and snapshots are not in it: re-import or re-export them.",
+    DATA_DIR_HELP,
+  ].join("\n"),
+  async run(argv) {
+    const args = parseArgs(argv, { values: ["--data-dir", "--out"] });
+    if (args.positionals.length > 0) throw new AppError("bad_request", `backup takes no arguments (got "${args.positionals[0]}")`);
+    const out = flag(args, "--out");
+    if (out === undefined || out === "") throw new AppError("bad_request", "--out FILE is required");
+    if (!existsSync(dirname(out) || ".")) throw new AppError("bad_request", `the directory of ${out} does not exist`);
+    if (existsSync(out)) throw new AppError("conflict", `${out} exists: choose another name (a backup never overwrites a file)`);
+    const config = resolveConfig(args.flags);
+    if (!existsSync(databasePath(config.dataDir))) throw new AppError("not_found", `no database in ${config.dataDir}`);
+    const store = openStore(config.dataDir, { sync: config.syncMode });
+    try {
+      const files = SECRET_FILES.filter((name) => existsSync(join(config.dataDir, name))).map((name) => ({ name, content: readFileSync(join(config.dataDir, name), "utf8") }));
+      const started = performance.now();
+      writeBackup(store, out, files);
+      console.log(`backup written to ${out} (${statSync(out).size} bytes, ${Math.round(performance.now() - started)} ms)`);
+      return 0;
+    } finally {
+      store.close();
+    }
+  },
+};
+
+export const restoreCommand: Command = {
+  name: "restore",
+  summary: "put a backup back into a data directory (server stopped), after checking it",
+  help: [
+    "Usage: abuse-intel restore FILE [--data-dir DIR]",
+    "",
+    "Checks FILE (its header and size, SQLite's integrity_check, and that this build knows its schema) and puts it",
+    "in place as the data directory's database, with its JWT secret; the database it replaces is kept beside it",
+    "as abuse-intel.db.before-restore-<time>. The server must be stopped. A damaged backup, or one made by a newer",
+    "version, is refused and nothing changes. A backup from an older version is brought up to date at the next",
+    "start, as any database is.",
+    DATA_DIR_HELP,
+  ].join("\n"),
+  async run(argv) {
+    const args = parseArgs(argv, { values: ["--data-dir"] });
+    if (args.positionals.length !== 1) throw new AppError("bad_request", "restore takes one FILE");
+    const file = args.positionals[0];
+    const config = resolveConfig(args.flags);
+    const pid = runningServerPid(config.dataDir);
+    if (pid !== null) throw new AppError("conflict", `a server (pid ${pid}) is running on ${config.dataDir}: stop it before restoring`);
+    const check = checkBackup(file);
+    if (check.problems.length > 0) throw new AppError("bad_request", `${check.problems.join("; ")}. Nothing was changed`);
+    mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+    const target = databasePath(config.dataDir);
+    const stamp = new Date().toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+    const kept = restoreBackup(file, target, stamp);
+    for (const f of check.files) {
+      if (!SECRET_FILES.includes(f.name)) continue;
+      const path = join(config.dataDir, f.name);
+      if (existsSync(path)) rmSync(path);
+      writeFileSync(path, f.content, { mode: 0o600 });
+      chmodSync(path, 0o600);
+    }
+    // Opened once now: migrations of an older backup run here, and a problem shows before the server starts.
+    openStore(config.dataDir).close();
+    console.log(`restored ${file} into ${config.dataDir}${kept ? `; the previous database is kept as ${kept}` : ""}`);
+    return 0;
+  },
+};

@@ -32,6 +32,14 @@ export interface Config {
   accessLog: boolean;
   /** When set, GET /metrics requires `Authorization: Bearer <metricsToken>`; null leaves it open. */
   metricsToken: string | null;
+  /** A primary's private key (from `snapshot keygen`): the snapshot job signs with it (contract 16). */
+  signKey: string | null;
+  /** An edge: the primary's URL to follow, the key it pulls with, the public key snapshots must verify with. */
+  follow: string | null;
+  followKey: string | null;
+  pubkey: string | null;
+  /** Seconds between an edge's pulls. */
+  followEverySeconds: number;
 }
 
 interface OptionSpec {
@@ -53,6 +61,22 @@ const asPort = (raw: string, name: string) => {
 const asPositiveNumber = (raw: string, name: string) => {
   const n = Number(raw);
   if (!Number.isFinite(n) || n <= 0) throw configError(`${name} must be a positive number, got "${raw}"`);
+  return n;
+};
+const asUrl = (raw: string, name: string) => {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw configError(`${name} must be an http or https URL, got "${raw}"`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw configError(`${name} must be an http or https URL, got "${raw}"`);
+  return url.toString().replace(/\/$/, "");
+};
+const asSeconds = (raw: string, name: string) => {
+  const match = /^(\d+(?:\.\d+)?)(s|m|h)?$/.exec(raw.trim());
+  const n = match ? Number(match[1]) * (match[2] === "m" ? 60 : match[2] === "h" ? 3600 : 1) : Number.NaN;
+  if (!Number.isFinite(n) || n < 1) throw configError(`${name} must be a duration of at least 1 s (60, 60s, 5m), got "${raw}"`);
   return n;
 };
 const asSyncMode = (raw: string, name: string) => {
@@ -93,6 +117,11 @@ export const OPTIONS: OptionSpec[] = [
   { key: "scoring", flag: "--scoring", env: "ABUSE_INTEL_SCORING", help: "scoring overrides as JSON: severityWeights, verifiedMultiplier, perReporterCap, scale, riskThresholds", parse: asScoring },
   { key: "syncMode", flag: "--sync", env: "ABUSE_INTEL_SYNC", help: "SQLite synchronous mode: full (default) or normal", parse: asSyncMode },
   { key: "accessLog", flag: "--access-log", env: "ABUSE_INTEL_ACCESS_LOG", help: "log every request to stderr", parse: asBoolean, boolean: true },
+  { key: "signKey", flag: "--sign-key", env: "ABUSE_INTEL_SIGN_KEY", help: "sign the snapshots the snapshot job makes with this private key (snapshot keygen)", parse: asString },
+  { key: "follow", flag: "--follow", env: "ABUSE_INTEL_FOLLOW", help: "run as a read-only edge following the primary at this URL", parse: asUrl },
+  { key: "followKey", flag: "--follow-key", env: "ABUSE_INTEL_FOLLOW_KEY", help: "an admin's API key on the primary, for --follow", parse: asString },
+  { key: "pubkey", flag: "--pubkey", env: "ABUSE_INTEL_PUBKEY", help: "the primary's public key: an edge serves only snapshots it verifies", parse: asString },
+  { key: "followEverySeconds", flag: "--every", env: "ABUSE_INTEL_FOLLOW_EVERY", help: "seconds (or 60s, 5m) between an edge's pulls (default 60)", parse: asSeconds },
   { key: "metricsToken", flag: "--metrics-token", env: "ABUSE_INTEL_METRICS_TOKEN", help: "require Authorization: Bearer TOKEN on GET /metrics (default: open)", parse: asString },
 ];
 
@@ -117,6 +146,11 @@ export function defaultConfig(): Config {
     syncMode: "full",
     accessLog: false,
     metricsToken: null,
+    signKey: null,
+    follow: null,
+    followKey: null,
+    pubkey: null,
+    followEverySeconds: 60,
   };
 }
 

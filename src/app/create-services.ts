@@ -144,7 +144,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         addressChanges,
         reportStates,
         threats,
-        snapshotExporter: snapshotExporter({ store, enrichment, scoring, clock }),
+        snapshotExporter: snapshotExporter({ store, enrichment, scoring, clock }, config.signKey),
       }),
       clock,
       store,

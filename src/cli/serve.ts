@@ -1,5 +1,6 @@
 // `abuse-intel serve`: the composition root of the server: config → store → services → HTTP and jobs.
 
+import { serveEdge } from "./edge";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { OPTIONS, resolveConfig } from "../config";
@@ -49,6 +50,8 @@ export const serveCommand: Command = {
     const args = parseArgs(argv, { values: SERVE_FLAGS, switches: SERVE_SWITCHES });
     if (args.positionals.length > 0) throw new AppError("bad_request", `serve takes no arguments, got "${args.positionals[0]}"`);
     const config = resolveConfig(args.flags);
+    // --follow URL: a read-only edge that serves its primary's signed snapshots.
+    if (config.follow !== null) return serveEdge(config);
     // --snapshot FILE: the read-only composition over a snapshot; the data directory is not touched.
     let services: Services;
     if (config.snapshot !== null) {

@@ -1,6 +1,7 @@
 // Assembles the HTTP API from one route module per resource. Errors of every route go through one onError;
 // bodies through one parser that enforces the contract's media types and size limits.
 
+import { snapshotRoutes } from "./routes/snapshots";
 import { authPlugin } from "./auth";
 import { Elysia } from "elysia";
 import type { Services } from "../services/services";
@@ -45,6 +46,7 @@ export function createApp(services: Services) {
     .use(lookupRoutes(services, auth))
     .use(allowlistRoutes(services, auth))
     .use(feedRoutes(services, auth))
+    .use(snapshotRoutes(services))
     .use(metricsRoutes(services))
     .use(docsRoutes(services));
 }

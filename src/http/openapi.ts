@@ -22,6 +22,7 @@ import { adminUsersPaths } from "./routes/admin-users.openapi";
 import { allowlistPaths } from "./routes/allowlist.openapi";
 import { feedsPaths } from "./routes/feeds.openapi";
 import { jobsPaths } from "./routes/jobs.openapi";
+import { snapshotsPaths } from "./routes/snapshots.openapi";
 
 const DESCRIPTION = `IP reputation for appliances: look addresses up, report abuse, download firewall blocklists, subscribe to events.
 
@@ -38,7 +39,7 @@ routes are 404; an unexpected failure is 500 \`internal_error\`.`;
 
 /** Every route module's operations, in the order the docs page lists them. */
 function paths(): Record<string, Record<string, Operation>> {
-  return { ...healthPaths, ...metricsPaths, ...docsPaths, ...authPaths, ...keysPaths, ...lookupsPaths, ...blocklistPaths, ...threatsPaths, ...reportsPaths, ...webhooksPaths, ...adminUsersPaths, ...allowlistPaths, ...feedsPaths, ...jobsPaths };
+  return { ...healthPaths, ...metricsPaths, ...docsPaths, ...authPaths, ...keysPaths, ...lookupsPaths, ...blocklistPaths, ...threatsPaths, ...reportsPaths, ...webhooksPaths, ...adminUsersPaths, ...allowlistPaths, ...feedsPaths, ...jobsPaths, ...snapshotsPaths };
 }
 
 export function buildOpenApiDocument(): OpenApiDocument {

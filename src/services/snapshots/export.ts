@@ -244,8 +244,13 @@ export const SNAPSHOT_DIRECTORY = "snapshots";
 const JOB_FILE = /^abuse-intel-\d{8}T\d{6}(?:\d{3})?Z\.sqlite$/;
 
 /** The exporter the `snapshot` job calls with the path to write (src/jobs/snapshot.ts names and prunes). */
-export function snapshotExporter(services: Pick<Services, "store" | "enrichment" | "scoring" | "clock">): (outPath: string) => Promise<ExportResult> {
-  return (outPath) => exportSnapshot({ store: services.store, services, out: outPath, nowMs: services.clock.now() });
+export function snapshotExporter(
+  services: Pick<Services, "store" | "enrichment" | "scoring" | "clock">,
+  signKey: string | null = null,
+): (outPath: string) => Promise<ExportResult> {
+  // Read once, so a bad key file stops the server at start rather than the job at 03:00.
+  const key = signKey === null ? null : readPrivateKey(signKey);
+  return (outPath) => exportSnapshot({ store: services.store, services, out: outPath, nowMs: services.clock.now(), signKey: key ?? undefined });
 }
 
 /** Writes `<dataDir>/snapshots/abuse-intel-<time>.sqlite` and deletes all but the newest `keep` such files. */

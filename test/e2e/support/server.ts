@@ -33,6 +33,8 @@ export interface StartOptions {
   args?: string[];
   env?: Record<string, string>;
   readyTimeoutMs?: number;
+  /** Wait for /readyz to answer 200 (default true; an edge is not ready until its first snapshot). */
+  waitReady?: boolean;
 }
 
 const LISTENING = /abuse-intel listening on http:\/\/(?:\[[^\]]+\]|[^\s:/]+):(\d+)/;
@@ -108,7 +110,7 @@ export async function startServer(sandbox: Sandbox, options: StartOptions = {}):
       },
       stop,
     };
-    await waitUntilReady(server, options.readyTimeoutMs ?? 15_000);
+    if (options.waitReady ?? true) await waitUntilReady(server, options.readyTimeoutMs ?? 15_000);
     return server;
   } catch (error) {
     await stop("SIGKILL");

@@ -1,0 +1,79 @@
+// `abuse-intel serve --follow URL`: a read-only edge (contract section 16). It answers from the last good signed
+// snapshot of its primary, swapping a new one in with `server.reload` so no request is dropped; until the first
+// one arrives, lookups answer 503 and /readyz is not 200; writes always answer 503 read_only. Its own clients use
+// the keys given with --api-key, as with `serve --snapshot`.
+
+import { join } from "node:path";
+import type { Config } from "../config";
+import { systemClock } from "../domain/clock";
+import { AppError } from "../domain/errors";
+import { createSnapshotServices } from "../app/snapshot-services";
+import { createApp } from "../http/app";
+import { errorResponse } from "../http/errors";
+import { readOnlyRefusal } from "../http/read-only";
+import { handlerOptions } from "../http/server";
+import { SnapshotFollower } from "../services/edge/follower";
+import type { Services } from "../services/services";
+import { readPublicKey } from "../services/snapshots/signing";
+
+/** How long a replaced snapshot stays open for requests that were reading it. */
+const RETIRE_AFTER_MS = 10_000;
+
+export async function serveEdge(config: Config): Promise<number> {
+  const url = config.follow as string;
+  if (config.followKey === null) throw new AppError("bad_request", "serve --follow needs --follow-key KEY (ABUSE_INTEL_FOLLOW_KEY): an admin's API key on the primary");
+  if (config.pubkey === null) throw new AppError("bad_request", "serve --follow needs --pubkey FILE: the primary's public key (snapshot keygen); only snapshots it verifies are served");
+  if (config.apiKeys.filter((k) => k.length > 0).length === 0) {
+    throw new AppError("bad_request", "serve --follow needs at least one API key for the edge's own clients: --api-key KEY (repeatable) or ABUSE_INTEL_API_KEYS");
+  }
+  const publicKey = readPublicKey(config.pubkey);
+  let current: Services | null = null;
+
+  const readyz = () => {
+    const { ready, body } = follower.readiness();
+    return Response.json(body, { status: ready ? 200 : 503 });
+  };
+  const edgeRoutes = { "/readyz": readyz, "/healthz": () => Response.json({ success: true, status: "ok" }) };
+  const waiting = (request: Request) =>
+    readOnlyRefusal(request) ?? errorResponse(new AppError("busy", `This edge has no snapshot from its primary (${url}) yet; see /readyz`), { "retry-after": "5" });
+
+  const server = Bun.serve({ hostname: config.host, port: config.port, routes: edgeRoutes, fetch: waiting });
+  const follower: SnapshotFollower = new SnapshotFollower({
+    url,
+    key: config.followKey,
+    publicKey,
+    directory: join(config.dataDir, "edge"),
+    clock: systemClock,
+    log: (line) => console.error(line),
+    async onSnapshot(path) {
+      const next = await createSnapshotServices({ config: { ...config, snapshot: path }, clock: systemClock });
+      server.reload({ ...handlerOptions(next, createApp(next), edgeRoutes) });
+      const old = current;
+      current = next;
+      if (old !== null) {
+        setTimeout(() => {
+          void old.stop();
+          old.store.close();
+        }, RETIRE_AFTER_MS).unref?.();
+      }
+    },
+  });
+  console.log(`abuse-intel listening on http://${server.hostname}:${server.port} (edge following ${url})`);
+  if (await follower.resumeFromDisk()) console.error(`edge: serving the snapshot kept from before (made ${follower.state.snapshotCreatedAt}) until the next pull`);
+  follower.start(config.followEverySeconds * 1000);
+
+  await new Promise<void>((resolve) => {
+    const shutdown = async () => {
+      follower.stop();
+      server.stop();
+      if (current !== null) {
+        await current.stop();
+        current.store.close();
+      }
+      resolve();
+    };
+    process.once("SIGINT", shutdown);
+    process.once("SIGTERM", shutdown);
+  });
+  return 0;
+}

@@ -11,3 +11,13 @@ export function insertOutboxEvent(store: Pick<Store, "sqlite">, event: string, j
     .get(event, json, webhookId, atMs);
   return row!.id;
 }
+
+/** Deletes these events unless some delivery still refers to them. Call inside a transaction. */
+export function dropOrphanedEvents(store: Pick<Store, "sqlite">, outboxIds: readonly number[]): void {
+  store.sqlite
+    .query(
+      `DELETE FROM outbox WHERE id IN (SELECT value FROM json_each(?))
+         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.outbox_id = outbox.id)`,
+    )
+    .run(JSON.stringify(outboxIds));
+}

@@ -1,6 +1,7 @@
 // The outbox fan-out and the delivery log as the dispatcher works them (contract section 7): unfanned events,
 // the subscriptions that receive them, due deliveries, attempts, and pruning finished deliveries.
 
+import { dropOrphanedEvents } from "./outbox";
 import type { EventKind } from "../domain/webhook-payload";
 import type { Store } from "./database";
 
@@ -78,12 +79,7 @@ export class DeliveryTables {
       .all(list)
       .map((r) => r.outbox_id);
     sqlite.query("DELETE FROM webhook_deliveries WHERE id IN (SELECT value FROM json_each(?))").run(list);
-    sqlite
-      .query(
-        `DELETE FROM outbox WHERE id IN (SELECT value FROM json_each(?))
-           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.outbox_id = outbox.id)`,
-      )
-      .run(JSON.stringify(outboxIds));
+    dropOrphanedEvents(this.store, outboxIds);
     return ids.length;
   }
 

@@ -1,6 +1,7 @@
 // The `webhooks` table and the delivery log a subscription owns (contract section 7): subscriptions by user,
 // and their deliveries with every attempt, for the API.
 
+import { dropOrphanedEvents } from "./outbox";
 import { and, count, desc, eq, inArray } from "drizzle-orm";
 import type { Store } from "./database";
 import { deliveryAttempts, webhookDeliveries, webhooks } from "./schema";
@@ -41,12 +42,7 @@ export class WebhookTable {
       .map((r) => r.outbox_id);
     sqlite.query("DELETE FROM delivery_attempts WHERE delivery_row_id IN (SELECT id FROM webhook_deliveries WHERE webhook_id = ?)").run(id);
     sqlite.query("DELETE FROM webhook_deliveries WHERE webhook_id = ?").run(id);
-    sqlite
-      .query(
-        `DELETE FROM outbox WHERE id IN (SELECT value FROM json_each(?))
-           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.outbox_id = outbox.id)`,
-      )
-      .run(JSON.stringify(outboxIds));
+    dropOrphanedEvents(this.store, outboxIds);
     sqlite.query("DELETE FROM outbox WHERE webhook_id = ? AND fanned_out_at IS NULL").run(id);
     this.store.db.delete(webhooks).where(eq(webhooks.id, id)).run();
   }

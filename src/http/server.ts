@@ -7,6 +7,7 @@ import type { Server } from "bun";
 import type { Services } from "../services/services";
 import type { App } from "./app";
 import { ABUSEIPDB_PREFIX, abuseIpdbRoutes } from "./abuseipdb/router";
+import { consoleRoutes } from "./console/router";
 import { crowdsecRoutes } from "./crowdsec/routes";
 import { fastRoutes } from "./fast-routes";
 
@@ -15,7 +16,7 @@ const INTERNAL_ERROR = () => new Response(JSON.stringify({ success: false, error
 /** The routes and fallback handler that serve `services` through `app`. */
 export function handlerOptions(services: Services, app: App, extraRoutes: Record<string, (request: Request) => Response | Promise<Response>> = {}) {
   return {
-    routes: { ...fastRoutes(services), ...crowdsecRoutes(services), [`${ABUSEIPDB_PREFIX}*`]: abuseIpdbRoutes(services), ...extraRoutes },
+    routes: { ...fastRoutes(services), ...crowdsecRoutes(services), [`${ABUSEIPDB_PREFIX}*`]: abuseIpdbRoutes(services), ...consoleRoutes(services), ...extraRoutes },
     // app.fetch, not app.handle: handle wraps every request in one more async function.
     fetch: (request: Request) => app.fetch(request),
     error: INTERNAL_ERROR,

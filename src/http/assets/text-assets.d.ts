@@ -9,3 +9,8 @@ declare module "*/assets/docs.js" {
   const text: string;
   export default text;
 }
+
+declare module "*/assets/console.js" {
+  const text: string;
+  export default text;
+}

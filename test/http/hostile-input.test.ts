@@ -133,3 +133,46 @@ describe("hostile input on every documented route", () => {
     }, 60_000);
   }
 });
+
+describe("hostile input on the console's forms", () => {
+  const POSTS = ["/login", "/logout", "/console/report", "/console/keys", "/console/keys/revoke", "/console/admin/users", "/console/admin/users/change", "/console/admin/allowlist", "/console/admin/allowlist/remove", "/console/admin/feeds/refresh", "/console/admin/feeds/remove", "/console/admin/jobs/run"];
+  let cookie = "";
+  let csrf = "";
+  beforeAll(async () => {
+    const res = await fetch(`${h.url}/login`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ email: admin.user.email, password: "correct horse battery staple" }),
+    });
+    cookie = (res.headers.get("set-cookie") ?? "").split(";")[0];
+    const page = await (await fetch(`${h.url}/console/keys`, { headers: { cookie } })).text();
+    csrf = /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? "";
+    expect(cookie).toStartWith("abuse_intel_session=");
+    expect(csrf.length).toBeGreaterThan(10);
+  });
+
+  const field = fc.constantFrom("ipAddress", "category", "severity", "description", "name", "id", "email", "password", "tier", "role", "dailyLimit", "disabled", "cidr", "note", "csrf", "x");
+  for (const path of POSTS.filter((p) => p !== "/logout")) {
+    test(`POST ${path}`, async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(fc.tuple(field, weirdText), { maxLength: 6 }), fc.boolean(), fc.boolean(), contentType, async (pairs, signedIn, withCsrf, type) => {
+          const form = new URLSearchParams(pairs);
+          if (withCsrf) form.set("csrf", csrf);
+          const before = counts();
+          const headers: Record<string, string> = { "content-type": type ?? "application/x-www-form-urlencoded" };
+          if (signedIn) headers.cookie = cookie;
+          const res = await fetch(`${h.url}${path}`, { method: "POST", redirect: "manual", headers, body: form.toString() });
+          const raw = await res.text();
+          const where = `POST ${path} ${form} [${signedIn ? "session" : "none"}, ${type}] -> ${res.status}: ${raw.slice(0, 200)}`;
+          expect(res.status, where).toBeLessThan(500);
+          if (res.status !== 303) expect(res.headers.get("content-type"), where).toStartWith("text/html");
+          expect(raw.includes("correct horse battery staple"), where).toBe(false);
+          expect(raw.includes("    at "), where).toBe(false);
+          if (res.status >= 400) expect(counts(), `${where} stored something`).toBe(before);
+        }),
+        { numRuns: RUNS_PER_ROUTE, seed: Number(process.env.HOSTILE_SEED ?? 20261124) },
+      );
+    }, 60_000);
+  }
+});

@@ -289,6 +289,12 @@ describe("allowlist (section 6)", () => {
     expect((await bodyOf(await get("/v1/ip/203.0.113.7"))).isAllowlisted).toBe(false);
   });
 
+  test("an undecodable id in the path is 400, not a 500 (found by the property tests)", async () => {
+    const res = await h.call("DELETE", "/v1/admin/allowlist/%E0%A4%A", { headers: admin.jwt });
+    expect(res.status).toBe(400);
+    expect((await bodyOf(res)).code).toBe("bad_request");
+  });
+
   test("bad CIDRs are 400; non-admins are refused", async () => {
     expect((await h.call("POST", "/v1/admin/allowlist", { headers: admin.jwt, json: { cidr: "203.0.113.1/24" } })).status).toBe(400);
     expect((await h.call("POST", "/v1/admin/allowlist", { headers: reporter.jwt, json: { cidr: "203.0.113.0/24" } })).status).toBe(403);

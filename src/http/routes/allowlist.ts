@@ -5,6 +5,16 @@ import { AppError } from "../../domain/errors";
 import type { Services } from "../../services/services";
 import { type AuthPlugin } from "../auth";
 
+/** A path parameter as text: Elysia leaves it percent-encoded (or null when that encoding is broken). */
+function pathParam(raw: string | null | undefined): string {
+  try {
+    if (typeof raw !== "string") throw new URIError();
+    return decodeURIComponent(raw);
+  } catch {
+    throw new AppError("bad_request", "The path is not valid percent-encoding");
+  }
+}
+
 export function allowlistRoutes(services: Services, auth: AuthPlugin) {
   const { allowlist } = services;
   const removeOrThrow = (cidrOrId: string) => {
@@ -35,5 +45,5 @@ export function allowlistRoutes(services: Services, auth: AuthPlugin) {
       },
       { auth: "admin" },
     )
-    .delete("/v1/admin/allowlist/:id", ({ params }) => removeOrThrow(decodeURIComponent(params.id)), { auth: "admin" });
+    .delete("/v1/admin/allowlist/:id", ({ params }) => removeOrThrow(pathParam(params.id)), { auth: "admin" });
 }

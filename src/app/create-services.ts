@@ -51,6 +51,22 @@ export interface ServiceOptions {
   threatThresholds?: Partial<ThreatThresholds>;
 }
 
+/**
+ * How often a credential miss may look for other processes' commits: a flood of bad keys during a long CLI import
+ * must not run the external-change listeners on every request.
+ */
+const CATCH_UP_INTERVAL_MS = 50;
+
+function catchUpAtMost(poll: () => boolean, intervalMs: number): () => boolean {
+  let last = Number.NEGATIVE_INFINITY;
+  return () => {
+    const now = performance.now();
+    if (now - last < intervalMs) return false;
+    last = now;
+    return poll();
+  };
+}
+
 export async function createServices(options: ServiceOptions): Promise<Services> {
   const { config, clock, store } = options;
   const stoppers: (() => void | Promise<void>)[] = [];
@@ -60,7 +76,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   const accounts = new Accounts(store, clock);
   const apiKeys = new ApiKeys(store, clock);
   const loginThrottle = new LoginThrottle(store, clock);
-  const credentials = new Credentials({ accounts, apiKeys, loginThrottle, clock, catchUp: () => changes.poll() }, loadJwtSecret(config.jwtSecret, config.dataDir), config.jwtTtlSeconds);
+  const credentials = new Credentials({ accounts, apiKeys, loginThrottle, clock, catchUp: catchUpAtMost(() => changes.poll(), CATCH_UP_INTERVAL_MS) }, loadJwtSecret(config.jwtSecret, config.dataDir), config.jwtTtlSeconds);
   const refreshCredentials = () => credentials.refresh();
   accounts.onChange(refreshCredentials);
   apiKeys.onChange(refreshCredentials);

@@ -52,16 +52,10 @@ export function planPull(list: DecisionList, cursor: CursorRow | null, startup: 
   }
   while (j < old.length) deleted.push(old[j++]);
   // Values of IPv6 decisions that left come from the cursor: the list no longer knows them.
+  // Values of IPv6 decisions that left come from the cursor (the list no longer knows them); kept in the next
+  // cursor too, which is what the answer is rendered from.
   for (const id of deleted) if (isV6DecisionId(id) && v6Values[id] === undefined && cursor.v6Values[id] !== undefined) v6Values[id] = cursor.v6Values[id];
-  const keptV6: Record<string, string> = {};
-  for (const id of list.v6.keys()) keptV6[id] = v6Values[id];
-  return { added: Float64Array.from(added), deleted: Float64Array.from(deleted), next: { lastPullAt: nowMs, ids, sentAt, v6Values: { ...keptV6, ...pick(v6Values, deleted) } } };
-}
-
-function pick(values: Record<string, string>, ids: Float64Array | number[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const id of ids) if (values[id] !== undefined) out[id] = values[id];
-  return out;
+  return { added: Float64Array.from(added), deleted: Float64Array.from(deleted), next: { lastPullAt: nowMs, ids, sentAt, v6Values } };
 }
 
 /** A decision as CrowdSec's LAPI writes it: every field present and non-null. */

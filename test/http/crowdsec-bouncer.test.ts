@@ -2,7 +2,8 @@
 // namespace this test creates, in nftables mode and in ipset mode: HIGH addresses are dropped after the first
 // pull; a new CRITICAL one within seconds; an allowlisted one stops being dropped; every address of a listed /24
 // is dropped; and the bouncer keeps working across a restart of the appliance. Data goes in through the CLI on
-// the appliance's data directory (feeds: one listing makes an address HIGH, two make it CRITICAL).
+// the appliance's data directory (a feed listing makes an address HIGH; three reporters' severity-5 reports,
+// imported, make one CRITICAL).
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -25,6 +26,10 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "abuse-intel-bouncer-test-"));
   appliance = new ApplianceInNamespace(ns, join(dir, "data"));
   feed("high", ["203.0.113.10", "203.0.113.11", "198.51.100.0/24"]);
+  for (const n of [1, 2, 3]) {
+    const r = appliance.cli("user", "add", "--email", `reporter${n}@example.test`, "--tier", "free");
+    if (r.code !== 0) throw new Error(`user add: ${r.stderr}`);
+  }
   await appliance.start();
 }, 60_000);
 afterAll(async () => {
@@ -33,7 +38,18 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-/** Lists `lines` under a feed of severity 5 through the CLI: one listing makes an address HIGH, two CRITICAL. */
+/** Three reporters' severity-5 reports of `ip`, through the CLI's CSV import: the address becomes CRITICAL. */
+function reportCritical(ip: string): void {
+  const file = join(dir, `reports-${ip}.csv`);
+  const at = new Date(Date.now() - 60_000).toISOString().slice(0, 19) + "Z";
+  writeFileSync(file, `IP,Categories,ReportDate,Comment\n${ip},22,${at},sshd\n`);
+  for (const n of [1, 2, 3]) {
+    const r = appliance.cli("import", "reports", file, "--reporter", `reporter${n}@example.test`, "--severity", "5");
+    if (r.code !== 0) throw new Error(`import reports: ${r.stderr}`);
+  }
+}
+
+/** Lists `lines` under a feed of severity 5 through the CLI: one listing makes an address HIGH. */
 function feed(name: string, lines: string[]): void {
   const file = join(dir, `${name}.txt`);
   writeFileSync(file, `${lines.join("\n")}\n`);
@@ -55,10 +71,10 @@ describe.skipIf(!ready)("Debian's crowdsec-firewall-bouncer against the applianc
         expect(bouncer.drops("192.0.2.200")).toBe(false);
         for (const last of [0, 1, 77, 128, 255]) expect(bouncer.drops(`198.51.100.${last}`)).toBe(true);
 
-        // CRITICAL: listed by two more feeds; the CLI's commit reaches the server within 2 s, the next pull the kernel.
+        // A new CRITICAL address: three reporters' reports; the CLI's commit reaches the server within 2 s, the
+        // next pull the kernel.
         const critical = `192.0.2.${mode === "nftables" ? 41 : 42}`;
-        feed(`crit-a-${mode}`, [critical]);
-        feed(`crit-b-${mode}`, [critical]);
+        reportCritical(critical);
         await bouncer.until(`${critical} (CRITICAL) dropped`, () => bouncer.drops(critical));
 
         // Allowlisted: released.
@@ -69,8 +85,7 @@ describe.skipIf(!ready)("Debian's crowdsec-firewall-bouncer against the applianc
         await appliance.stop();
         await appliance.start();
         const after = `192.0.2.${mode === "nftables" ? 51 : 52}`;
-        feed(`after-a-${mode}`, [after]);
-        feed(`after-b-${mode}`, [after]);
+        reportCritical(after);
         await bouncer.until(`${after} dropped after the appliance restarted`, () => bouncer.drops(after), 20_000);
         expect(bouncer.exited).toBe(false);
         expect(bouncer.drops(critical)).toBe(true);

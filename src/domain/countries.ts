@@ -55,7 +55,8 @@ const COUNTRY_NAMES: Readonly<Record<string, string>> = {
 /** The English name of a country code (case-insensitive), or null for an unknown code, ZZ or null. */
 export function countryName(code: string | null | undefined): string | null {
   if (code == null || code.length !== 2) return null;
-  return COUNTRY_NAMES[code.toUpperCase()] ?? null;
+  // Codes are stored upper case: look them up as they are first (no new string per lookup).
+  return COUNTRY_NAMES[code] ?? COUNTRY_NAMES[code.toUpperCase()] ?? null;
 }
 
 /** Whether a code is one this table names. */

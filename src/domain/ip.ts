@@ -55,31 +55,42 @@ export const IP_REJECTIONS = {
  * path of a lookup by address.
  */
 export function tryParseIpv4Value(input: string): number {
-  const n = input.length;
-  if (n < 7 || n > 15) return -1;
+  return ipv4ValueIn(input, 0, input.length);
+}
+
+/**
+ * The value of the strict dotted quad that is exactly `s[from, to)`, or -1. Reads each character once, octet by
+ * octet (at most three digits each), with no intermediate strings.
+ */
+function ipv4ValueIn(s: string, from: number, to: number): number {
+  if (to - from < 7 || to - from > 15) return -1;
+  let i = from;
   let value = 0;
-  let octet = 0;
-  let digits = 0;
-  let dots = 0;
-  for (let i = 0; i < n; i++) {
-    const c = input.charCodeAt(i);
-    if (c === 46) {
-      if (digits === 0 || dots === 3) return -1;
-      value = value * 256 + octet;
-      dots++;
-      octet = 0;
-      digits = 0;
-    } else {
-      const d = c - 48;
-      if (d < 0 || d > 9) return -1;
-      if (digits !== 0 && octet === 0) return -1; // a leading zero
-      octet = octet * 10 + d;
-      if (octet > 255) return -1;
-      digits++;
+  for (let part = 0; ; part++) {
+    let d = s.charCodeAt(i++) - 48;
+    if (!(d >= 0 && d <= 9)) return -1;
+    let octet = d;
+    // A leading 0 is a whole octet: "01" then fails on the "1" where a dot must be.
+    if (d !== 0 && i < to) {
+      d = s.charCodeAt(i) - 48;
+      if (d >= 0 && d <= 9) {
+        octet = octet * 10 + d;
+        i++;
+        if (i < to) {
+          d = s.charCodeAt(i) - 48;
+          if (d >= 0 && d <= 9) {
+            octet = octet * 10 + d;
+            i++;
+            if (octet > 255) return -1;
+          }
+        }
+      }
     }
+    value = value * 256 + octet;
+    if (part === 3) return i === to ? value : -1;
+    if (i >= to || s.charCodeAt(i) !== 46) return -1;
+    i++;
   }
-  if (dots !== 3 || digits === 0) return -1;
-  return value * 256 + octet;
 }
 
 export function formatIpv4(value: number): NormalizedIp {
@@ -146,24 +157,27 @@ export function ipFromWords(words: ArrayLike<number>): Ip {
   return { version: 6, words: w, text: formatIpv6(w) };
 }
 
+/** The value of a hex digit's character code, or -1 (a table: no branches to mispredict on random digits). */
 function hexDigit(c: number): number {
-  if (c >= 48 && c <= 57) return c - 48;
-  if (c >= 97 && c <= 102) return c - 87;
-  if (c >= 65 && c <= 70) return c - 55;
-  return -1;
+  return c < 128 ? HEX_DIGITS[c] : -1;
 }
+const HEX_DIGITS = Int8Array.from({ length: 128 }, (_, c) =>
+  c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : c >= 65 && c <= 70 ? c - 55 : -1,
+);
 
 /**
- * Parses the text of an IPv6 address into four words (no mapping to IPv4), or returns a reason. Accepts
- * `::`, 1-4 hex digits per group in either case, and a dotted-quad tail in the last 32 bits.
+ * Reads the text of an IPv6 address into `out` (four words, most significant first; no mapping to IPv4) and
+ * returns null, or returns the reason it is not one. Accepts `::`, 1-4 hex digits per group in either case, and a
+ * dotted-quad tail in the last 32 bits. One pass over the characters, nothing allocated for a valid address.
  */
-function parseIpv6Words(s: string): Uint32Array | string {
+export function parseIpv6Into(s: string, out: Uint32Array): string | null {
   const groups = PARSED_GROUPS;
   let count = 0;
   let gap = -1; // index in `groups` where `::` stands
   let i = 0;
   const n = s.length;
-  if (n < 2) return IP_REJECTIONS.notAnAddress;
+  // The longest spelling: six 4-digit groups, six colons and a 15-character dotted quad.
+  if (n < 2 || n > 45) return IP_REJECTIONS.notAnAddress;
   if (s.charCodeAt(0) === 58) {
     if (s.charCodeAt(1) !== 58) return IP_REJECTIONS.notAnAddress;
     gap = 0;
@@ -180,7 +194,7 @@ function parseIpv6Words(s: string): Uint32Array | string {
       j++;
     }
     if (j < n && s.charCodeAt(j) === 46) {
-      const v4 = tryParseIpv4Value(s.slice(i));
+      const v4 = ipv4ValueIn(s, i, n);
       if (v4 < 0 || count > 6) return ipv4Reason(s.slice(i)) ?? IP_REJECTIONS.notAnAddress;
       groups[count++] = v4 >>> 16;
       groups[count++] = v4 & 0xffff;
@@ -201,15 +215,17 @@ function parseIpv6Words(s: string): Uint32Array | string {
     i = j;
   }
   if (gap < 0 ? count !== 8 : count > 7) return IP_REJECTIONS.notAnAddress;
-  if (gap >= 0) {
-    // Move the groups after `::` to the end and zero the run.
-    const after = count - gap;
-    for (let k = after - 1; k >= 0; k--) groups[8 - after + k] = groups[gap + k];
-    for (let k = gap; k < 8 - after; k++) groups[k] = 0;
+  // The groups after `::` go to the end, the run between is zeros.
+  const after = gap < 0 ? 0 : count - gap;
+  const before = gap < 0 ? 8 : gap;
+  for (let k = 0; k < 4; k++) {
+    const hi = 2 * k;
+    const lo = hi + 1;
+    const high = hi < before ? groups[hi] : hi >= 8 - after ? groups[gap + hi - (8 - after)] : 0;
+    const low = lo < before ? groups[lo] : lo >= 8 - after ? groups[gap + lo - (8 - after)] : 0;
+    out[k] = high * 0x10000 + low;
   }
-  const words = new Uint32Array(4);
-  for (let k = 0; k < 4; k++) words[k] = groups[2 * k] * 0x10000 + groups[2 * k + 1];
-  return words;
+  return null;
 }
 const PARSED_GROUPS = new Int32Array(8);
 
@@ -229,8 +245,11 @@ function ipv4Reason(s: string): string | null {
 export function tryParseIp(input: string): Ip | string {
   const v4 = tryParseIpv4Value(input);
   if (v4 >= 0) return { version: 4, value: v4, text: input as NormalizedIp };
+  // Well-formed IPv6 is read in one pass; anything else goes the slow way, which finds the reason.
+  if (parseIpv6Into(input, SCRATCH_WORDS) === null) return ipFromWords(SCRATCH_WORDS);
   return parseIpSlowly(input, false);
 }
+const SCRATCH_WORDS = new Uint32Array(4);
 
 function parseIpSlowly(input: string, allowCidr: boolean): Ip | string {
   if (input.length === 0) return IP_REJECTIONS.empty;
@@ -238,9 +257,8 @@ function parseIpSlowly(input: string, allowCidr: boolean): Ip | string {
   if (!allowCidr && input.includes("/")) return IP_REJECTIONS.cidr;
   if (input.includes("%")) return IP_REJECTIONS.zone;
   if (input.includes(":")) {
-    const words = parseIpv6Words(input);
-    if (typeof words === "string") return words;
-    return ipFromWords(words);
+    const words = new Uint32Array(4);
+    return parseIpv6Into(input, words) ?? ipFromWords(words);
   }
   return ipv4Reason(input) ?? IP_REJECTIONS.notAnAddress;
 }
@@ -314,8 +332,9 @@ export function tryParseCidr(input: string): Cidr | string {
   }
   if (!addressText.includes(":")) return parseIpSlowly(addressText, true) as string;
   if (addressText.includes("%")) return IP_REJECTIONS.zone;
-  const words = parseIpv6Words(addressText);
-  if (typeof words === "string") return words;
+  const words = new Uint32Array(4);
+  const refused = parseIpv6Into(addressText, words);
+  if (refused !== null) return refused;
   const len = parsePrefixLength(lengthText, 128);
   if (typeof len === "string") return len;
   const masked = maskWords(words, len);

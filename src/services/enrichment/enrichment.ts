@@ -58,19 +58,26 @@ const SPECIAL_V4_CIDRS: ReadonlyArray<readonly [string, number]> = [
   ["203.0.113.0", 24],
   ["224.0.0.0", 3], // multicast 224/4 and reserved 240/4, with 255.255.255.255
 ];
-const SPECIAL_V4 = SPECIAL_V4_CIDRS.map(([address, length]) => {
-  const start = address.split(".").reduce((a, o) => a * 256 + Number(o), 0);
-  return [start, start + 2 ** (32 - length) - 1] as const;
-});
+/** The special ranges' first and last values, side by side: read by index on every lookup (no iterators). */
+const SPECIAL_V4 = Float64Array.from(
+  SPECIAL_V4_CIDRS.flatMap(([address, length]) => {
+    const start = address.split(".").reduce((a, o) => a * 256 + Number(o), 0);
+    return [start, start + 2 ** (32 - length) - 1];
+  }),
+);
 
 /** Whether an address is in special-purpose space that no geo source should answer for. */
 export function isSpecialPurpose(ip: Ip): boolean {
   if (ip.version === 4) {
     const v = ip.value;
-    for (const [start, end] of SPECIAL_V4) if (v >= start && v <= end) return true;
+    for (let i = 0; i < SPECIAL_V4.length; i += 2) if (v >= SPECIAL_V4[i] && v <= SPECIAL_V4[i + 1]) return true;
     return false;
   }
-  const [w0, w1, w2, w3] = ip.words;
+  const words = ip.words;
+  const w0 = words[0];
+  const w1 = words[1];
+  const w2 = words[2];
+  const w3 = words[3];
   if (w0 === 0 && w1 === 0 && w2 === 0 && w3 <= 1) return true; // :: and ::1
   if (w0 === 0 && w1 === 0 && w2 === 0xffff) return true; // IPv4-mapped, answered as IPv4 by the parser
   if (w0 === 0x01000000 && w1 === 0) return true; // 100::/64 discard
@@ -200,7 +207,9 @@ export class Enrichment {
     const v4 = ip.version === 4;
 
     let countryCode: string | null = null;
-    for (const table of v4 ? this.countryV4 : this.countryV6) {
+    const countryTables = v4 ? this.countryV4 : this.countryV6;
+    for (let t = 0; t < countryTables.length; t++) {
+      const table = countryTables[t];
       const index = table.countryIndex(ip);
       if (index !== 0) {
         countryCode = table.countryCodeAt(index);
@@ -209,7 +218,9 @@ export class Enrichment {
     }
     let asn: number | null = null;
     let isp: string | null = null;
-    for (const table of v4 ? this.asnV4 : this.asnV6) {
+    const asnTables = v4 ? this.asnV4 : this.asnV6;
+    for (let t = 0; t < asnTables.length; t++) {
+      const table = asnTables[t];
       const record = table.asnRecord(ip);
       if (record !== 0) {
         asn = table.asnAt(record);

@@ -16,6 +16,7 @@ import { inTransaction, type Store } from "../../store/database";
 import type { AddressScorer } from "../reports/scorer";
 import type { Allowlist } from "../allowlist/allowlist";
 import { AnswerCache, lengthOf, NO_ANSWER } from "./answer-cache";
+import { UnreportedAnswers } from "./unreported-answers";
 import type { NetworkView } from "../feeds/listed-networks";
 
 /** What the enrichment knows of an address (country, network owner, city). */
@@ -107,6 +108,8 @@ const BULK_TAIL = "]}}";
 /** Cached answers kept at most (about 300 bytes each). */
 const CACHE_LIMIT = 200_000;
 const EXPIRY_WALK_INTERVAL_MS = 10_000;
+/** Stands for the address in the template of unreported answers (the address is filled in per answer). */
+const NO_IP = { version: 4, value: 0, text: "" } as unknown as Ip;
 const iso = (ms: number): string | null => (Number.isNaN(ms) ? null : new Date(ms).toISOString());
 const utf8 = new TextDecoder();
 
@@ -128,10 +131,16 @@ export function createReputation(deps: {
   // says whenever an address enters, changes or leaves: the next answer for it must say `cached: false`
   // (reported, then rejected), even when no lookup of it came in between.
   const cache = new AnswerCache(CACHE_LIMIT);
-  index.onAddressChanged = (ip) => cache.drop(ip);
+  // Addresses nobody reported (most of what is asked) are answered from a template and keep no cached answer.
+  const unreported = new UnreportedAnswers(BODY_HEAD, (g) => computeData(NO_IP, NOT_FOUND, g));
+  index.onAddressChanged = (ip) => {
+    cache.drop(ip);
+    unreported.forget(ip);
+  };
   // A listed network answers for every address inside it that has no entry of its own.
   index.onNetworkChanged = () => {
     if (cache.size > 0) cache.clear();
+    unreported.clear();
   };
   let lastExpiryWalk = Number.NEGATIVE_INFINITY;
 
@@ -151,8 +160,7 @@ export function createReputation(deps: {
   }
 
   /** The answer's data object, computed from the index and the enrichment (`cached` false). */
-  function computeData(ip: Ip, slot: number): ReputationData {
-    const g = geo.lookup(ip);
+  function computeData(ip: Ip, slot: number, g: { countryCode: string | null; isp: string | null } = geo.lookup(ip)): ReputationData {
     const found = slot !== NOT_FOUND;
     const data: ReputationData = {
       ipAddress: ip.text,
@@ -178,6 +186,7 @@ export function createReputation(deps: {
     const hit = cache.of(ip);
     if (hit !== NO_ANSWER) return hit;
     const slot = freshSlot(ip, now);
+    if (slot === NOT_FOUND) return unreported.dataText(ip, geo.lookup(ip));
     const expiresAt = slot === NOT_FOUND ? Number.POSITIVE_INFINITY : index.firstSeen[slot] + retentionMs;
     const data = computeData(ip, slot);
     const answeredNow = JSON.stringify(data);
@@ -189,6 +198,9 @@ export function createReputation(deps: {
   function reputationBody(ip: Ip): string | Uint8Array {
     const now = clock.now();
     cache.settle(now);
+    const hit = cache.of(ip);
+    if (hit !== NO_ANSWER) return cache.viewOf(hit);
+    if (freshSlot(ip, now) === NOT_FOUND) return unreported.body(ip, geo.lookup(ip));
     const answer = answerOf(ip, now);
     return typeof answer === "number" ? cache.viewOf(answer) : `${BODY_HEAD}${answer}}`;
   }
@@ -299,7 +311,10 @@ export function createReputation(deps: {
       return { rows, total };
     },
     expireDue: () => expireDueNow(),
-    clearCache: () => cache.clear(),
+    clearCache: () => {
+      cache.clear();
+      unreported.clear();
+    },
   };
 
   /**

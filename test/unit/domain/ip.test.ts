@@ -2,7 +2,7 @@
 // hand-written fast paths compared with ip-num on many random addresses.
 
 import { describe, expect, test } from "bun:test";
-import { IPv4, IPv6 } from "ip-num";
+import { IPv4, IPv6, Validator } from "ip-num";
 import { collapseIPv6Number, expandIPv6Number } from "ip-num/dist/src/IPv6Utils";
 import { AppError } from "../../../src/domain/errors";
 import {
@@ -175,6 +175,36 @@ describe("normalization agrees with ip-num on random addresses", () => {
         expect(ip).toEqual({ version: 4, value: Number(v4.getValue()), text: v4.toString() as never });
       }
     }
+  });
+
+  test("near-misses: 60,000 addresses with one character inserted, dropped or replaced are accepted exactly when ip-num accepts them, with its value", () => {
+    const r = rng(4);
+    const alphabet = "0123456789abcdefABCDEF:.";
+    let accepted = 0;
+    for (let i = 0; i < 60000; i++) {
+      const words = [r(), r(), r(), r()].map((x) => (r() % 3 === 0 ? 0 : x));
+      let s =
+        i % 5 === 0 ? `::ffff:${formatIpv4(r())}` : i % 7 === 0 ? (formatIpv4(r()) as string) : (formatIpv6(words) as string);
+      const at = r() % (s.length + 1);
+      const c = alphabet[r() % alphabet.length];
+      const edit = r() % 4; // 3 leaves it as it is
+      if (edit === 0) s = s.slice(0, at) + c + s.slice(at);
+      else if (edit === 1) s = s.slice(0, at) + s.slice(at + 1);
+      else if (edit === 2) s = s.slice(0, at) + c + s.slice(at + 1);
+      const ours = tryParseIp(s);
+      const v4 = Validator.isValidIPv4String(s)[0];
+      const v6 = Validator.isValidIPv6String(s)[0];
+      if (typeof ours === "string") {
+        if (v4 || v6) throw new Error(`${s} refused (${ours}) but ip-num accepts it`);
+        continue;
+      }
+      accepted++;
+      if (!v4 && !v6) throw new Error(`${s} accepted but ip-num refuses it`);
+      const value = v4 ? IPv4.fromString(s).getValue() : IPv6.fromString(s).getValue();
+      const expected = v4 || ours.version === 6 ? value : value & 0xffffffffn; // a mapped address is its low 32 bits
+      expect(ours.version === 4 ? BigInt(ours.value) : wordsToBigInt(ours.words)).toBe(expected);
+    }
+    expect(accepted).toBeGreaterThan(20000);
   });
 });
 

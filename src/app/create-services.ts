@@ -22,6 +22,9 @@ import { ReportStateService } from "../services/reports/states";
 import { CreditService } from "../services/reports/credits";
 import { openEnrichment } from "../services/enrichment/enrichment";
 import { IndexSync } from "../services/changes/index-sync";
+import { openIndex, persistIndex } from "../services/changes/persisted-index";
+import { isFullLength } from "../services/feeds/listing-records";
+import { addressRowExists } from "../store/address-rows";
 import { createAllowlist } from "../services/allowlist/allowlist";
 import { createReputation } from "../services/lookups/reputation";
 import { ThreatService } from "../services/threats/threats";
@@ -49,7 +52,15 @@ export interface ServiceOptions {
   webhookDispatcher?: Partial<DispatcherOptions> & { autoStart?: boolean };
   /** Threat detection thresholds; unset ones keep the contract's defaults. */
   threatThresholds?: Partial<ThreatThresholds>;
+  /**
+   * The index file (`serve`: DATA_DIR/index.bin): read at start when it matches the store, written on stop()
+   * and every INDEX_PERSIST_INTERVAL_MS while the index changes. Unset: built from the table, never written.
+   */
+  indexFile?: string;
 }
+
+/** How often a running server writes its index file when the index has changed since the last one. */
+export const INDEX_PERSIST_INTERVAL_MS = 10 * 60_000;
 
 /**
  * How often a credential miss may look for other processes' commits: a flood of bad keys during a long CLI import
@@ -108,7 +119,17 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   const scorer = createAddressScorer(store, scoring, { listingsAround: (ip) => listed.listingsAround(ip) });
   const enrichment = await openEnrichment({ dataDir: config.dataDir, mmdbPath: config.geoMmdb });
   for (const warning of enrichment.warnings) console.error(`enrichment: ${warning}`);
-  const indexSync = IndexSync.build(store, scoring.riskThresholds);
+  const indexFile = options.indexFile;
+  let indexSync: IndexSync;
+  if (indexFile === undefined) {
+    indexSync = IndexSync.build(store, scoring.riskThresholds);
+  } else {
+    const opened = openIndex(store, scoring.riskThresholds, indexFile);
+    indexSync = opened.sync;
+    const count = `${opened.sync.index.size} addresses`;
+    if (opened.source === "loaded") console.log(`index: loaded from ${indexFile} (${count}, ${opened.replayed} changed since) in ${Math.round(opened.ms)} ms`);
+    else console.log(`index: rebuilt from the addresses table (${count}) in ${Math.round(opened.ms)} ms: ${opened.reason}`);
+  }
   const index = indexSync.index;
   const addressChanges = new AddressChangePublisher(index);
   const allowlist = createAllowlist(store, clock);
@@ -119,6 +140,20 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   // Timers start with the scheduler (`serve`); CLI commands and tests refresh feeds by hand.
   const feeds = new Feeds({ service: feedService, tables: feedTables, clock });
   stoppers.push(() => feeds.schedule.stop());
+  // After a rebuild the first interval writes the file; after a load, only a change does.
+  let persistedGeneration = indexSync.persistedSeq === null ? Number.NaN : index.generation;
+  const writeIndexFile = (when: string) => {
+    if (indexFile === undefined) return;
+    try {
+      const listings = { candidates: () => [...listed.cidrs()].filter(isFullLength).map((c) => c.network), hasRow: addressRowExists(store) };
+      persistIndex(store, indexSync, scoring.riskThresholds, indexFile, listings);
+      persistedGeneration = index.generation;
+    } catch (error) {
+      console.error(`writing the index file ${indexFile} ${when} failed (the next start rebuilds or replays):`, error);
+    }
+  };
+  // Registered before the writers' stoppers, so it runs after them: the file holds the last commit.
+  stoppers.push(() => writeIndexFile("on shutdown"));
   changes.onExternalChange(() => {
     indexSync.follow();
     allowlist.reload();
@@ -131,6 +166,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     try {
       if (enrichment.reloadImported()) reputation.clearCache();
       if (++ticks % 30 === 0) indexSync.prune();
+      if (ticks % (INDEX_PERSIST_INTERVAL_MS / 2000) === 0 && index.generation !== persistedGeneration) writeIndexFile("on its interval");
     } catch (error) {
       console.error("housekeeping failed (retried shortly):", error);
     }

@@ -9,6 +9,7 @@ import { AppError } from "../domain/errors";
 import { openStore, SERVER_BUSY_TIMEOUT_MS } from "../store/database";
 import { type Services } from "../services/services";
 import { createServices } from "../app/create-services";
+import { indexFilePath } from "../services/changes/persisted-index";
 import { createSnapshotServices } from "../app/snapshot-services";
 import { ensureInitialAdmin } from "../services/accounts/accounts";
 import { createApp } from "../http/app";
@@ -57,8 +58,12 @@ export const serveCommand: Command = {
     if (config.snapshot !== null) {
       services = await createSnapshotServices({ config, clock: systemClock });
     } else {
-      services = await createServices({ config, clock: systemClock, store: openStore(config.dataDir, { sync: config.syncMode, busyTimeoutMs: SERVER_BUSY_TIMEOUT_MS }) });
+      const store = openStore(config.dataDir, { sync: config.syncMode, busyTimeoutMs: SERVER_BUSY_TIMEOUT_MS });
+      services = await createServices({ config, clock: systemClock, store, indexFile: indexFilePath(config.dataDir) });
       await ensureInitialAdmin(services, config);
+      // What building or reading the index left behind (rows, parsed addresses, read buffers) goes now, not at
+      // some later collection: the resident size after start is what the host has to plan for.
+      Bun.gc(true);
       writeFileSync(join(config.dataDir, SERVER_PID_FILE), `${process.pid}\n`, { mode: 0o600 });
     }
     const store = services.store;

@@ -73,10 +73,14 @@ export class ReputationIndex {
     this.lastSeen = new Float64Array(initialCapacity);
   }
 
-  /** An index over parts taken from `toParts()` (a snapshot): nothing is rebuilt. */
-  static fromParts(parts: IndexParts, thresholds: RiskThresholds = DEFAULT_RISK_THRESHOLDS): ReputationIndex {
+  /**
+   * An index over parts taken from `toParts()` (a snapshot) or `persistedParts()` (with the slots no entry uses):
+   * nothing is rebuilt.
+   */
+  static fromParts(parts: IndexParts & { freeSlots?: ArrayLike<number> }, thresholds: RiskThresholds = DEFAULT_RISK_THRESHOLDS): ReputationIndex {
     const { v4, v6, slots, columns } = parts;
-    if (v4.size + v6.size !== slots) throw new RangeError(`index trees hold ${v4.size + v6.size} entries, expected ${slots}`);
+    const free = parts.freeSlots?.length ?? 0;
+    if (v4.size + v6.size + free !== slots) throw new RangeError(`index trees hold ${v4.size + v6.size} entries and ${free} free slots, expected ${slots}`);
     const index = new ReputationIndex(thresholds, 0);
     for (const name of CARRIED_COLUMNS) {
       const column = columns[name];
@@ -86,6 +90,8 @@ export class ReputationIndex {
     Object.assign(index, columns);
     index.v4 = v4;
     index.v6 = v6;
+    index.freeSlots = Array.from(parts.freeSlots ?? []);
+    for (const slot of index.freeSlots) if (!(slot >= 0 && slot < slots)) throw new RangeError(`index free slot ${slot} is outside 0..${slots - 1}`);
     index.capacity = slots;
     index.nextSlot = slots;
     let earliest = Number.POSITIVE_INFINITY;
@@ -104,6 +110,34 @@ export class ReputationIndex {
     const slots = this.nextSlot;
     const columns = Object.fromEntries(CARRIED_COLUMNS.map((name) => [name, this[name].subarray(0, slots)])) as Record<CarriedColumn, ColumnArray>;
     return { v4: this.v4, v6: this.v6, slots, columns };
+  }
+
+  /** The trees, the columns up to the highest slot ever used, and the slots free below it: for the index file. */
+  persistedParts(): IndexParts & { freeSlots: Int32Array } {
+    const slots = this.nextSlot;
+    const columns = Object.fromEntries(CARRIED_COLUMNS.map((name) => [name, this[name].subarray(0, slots)])) as Record<CarriedColumn, ColumnArray>;
+    return { v4: this.v4, v6: this.v6, slots, columns, freeSlots: Int32Array.from(this.freeSlots) };
+  }
+
+  /** Removes every listed network (entries shorter than /32 or /128) at once; returns how many there were. */
+  removeAllNetworks(): number {
+    if (this.networkCount === 0) return 0;
+    const v4: [number, number][] = [];
+    const v6: [Uint32Array, number][] = [];
+    this.v4.walk((network, prefixLength) => void (prefixLength < 32 && v4.push([network, prefixLength])));
+    this.v6.walk((network, prefixLength) => void (prefixLength < 128 && v6.push([Uint32Array.from(network), prefixLength])));
+    for (const [network, prefixLength] of v4) {
+      this.freeSlots.push(this.v4.getPrefix(network, prefixLength));
+      this.v4.delete(network, prefixLength);
+    }
+    for (const [network, prefixLength] of v6) {
+      this.freeSlots.push(this.v6.getPrefix(network, prefixLength));
+      this.v6.delete(network, prefixLength);
+    }
+    this.networkCount = 0;
+    this.intervals4 = null;
+    this.generation++;
+    return v4.length + v6.length;
   }
 
   get size(): number {

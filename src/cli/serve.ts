@@ -69,15 +69,9 @@ export const serveCommand: Command = {
     const store = services.store;
     const app = createApp(services);
     const server = listen(services, app, { hostname: config.host, port: config.port });
-    const from = config.snapshot !== null ? `read-only snapshot ${config.snapshot}` : `data in ${config.dataDir}`;
-    console.log(`abuse-intel listening on http://${server.hostname}:${server.port} (${from})`);
-    // The scheduled jobs start once the API answers (services.stop() stops them); a snapshot server runs none.
-    if (config.snapshot === null) {
-      services.scheduler.start();
-      services.feeds.schedule.start();
-    }
-
-    await new Promise<void>((resolve) => {
+    // The signals are handled before the line that says the server listens: a stop sent on seeing it is clean
+    // (the index file and the last counts are written).
+    const stopped = new Promise<void>((resolve) => {
       const shutdown = async () => {
         server.stop();
         await services.stop();
@@ -88,6 +82,15 @@ export const serveCommand: Command = {
       process.once("SIGINT", shutdown);
       process.once("SIGTERM", shutdown);
     });
+    const from = config.snapshot !== null ? `read-only snapshot ${config.snapshot}` : `data in ${config.dataDir}`;
+    console.log(`abuse-intel listening on http://${server.hostname}:${server.port} (${from})`);
+    // The scheduled jobs start once the API answers (services.stop() stops them); a snapshot server runs none.
+    if (config.snapshot === null) {
+      services.scheduler.start();
+      services.feeds.schedule.start();
+    }
+
+    await stopped;
     return 0;
   },
 };

@@ -6,8 +6,8 @@
 //
 // The generation the file was taken at (`stamp`) is opaque here: the caller decides whether it still matches.
 
-import { closeSync, fstatSync, openSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
-import { CARRIED_COLUMNS, type CarriedColumn, type ColumnArray, type IndexParts, ReputationIndex } from "./reputation-index";
+import { closeSync, fstatSync, ftruncateSync, openSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
+import { CARRIED_COLUMNS, type CarriedColumn, type ColumnArray, type PersistedIndexParts, ReputationIndex } from "./reputation-index";
 import type { RiskThresholds } from "../domain/risk";
 import { RadixTree4 } from "./radix4";
 import { RadixTree6 } from "./radix6";
@@ -37,6 +37,7 @@ interface Header {
   stamp: IndexFileStamp;
   thresholds: RiskThresholds;
   slots: number;
+  networkCount: number;
   sections: Section[];
 }
 
@@ -47,7 +48,7 @@ export function columnLayout(): string {
 }
 
 export interface IndexFileContent {
-  parts: IndexParts & { freeSlots: Int32Array };
+  parts: PersistedIndexParts;
   /** Addresses in the trees that the loaded index must not keep (normalized texts). */
   dropped: string[];
 }
@@ -75,7 +76,7 @@ export function writeIndexFile(path: string, stamp: IndexFileStamp, thresholds: 
     offset = padTo(offset + bytes.byteLength);
     return section;
   });
-  const header: Header = { formatVersion: FORMAT_VERSION, layout: columnLayout(), stamp, thresholds, slots: parts.slots, sections };
+  const header: Header = { formatVersion: FORMAT_VERSION, layout: columnLayout(), stamp, thresholds, slots: parts.slots, networkCount: parts.networkCount, sections };
   const headerBytes = new TextEncoder().encode(JSON.stringify(header));
   const prefix = new Uint8Array(padTo(MAGIC.length + 16 + headerBytes.byteLength));
   prefix.set(new TextEncoder().encode(MAGIC));
@@ -88,6 +89,8 @@ export function writeIndexFile(path: string, stamp: IndexFileStamp, thresholds: 
   try {
     writeAll(fd, prefix, 0);
     for (let i = 0; i < blobs.length; i++) writeAll(fd, blobs[i][1], prefix.byteLength + sections[i].offset);
+    // Empty or short last sections still end where the header says.
+    ftruncateSync(fd, prefix.byteLength + offset);
     closeSync(fd);
     renameSync(temporary, path);
   } catch (error) {
@@ -142,8 +145,9 @@ export function openIndexFile(path: string): IndexFileReader {
     const header = JSON.parse(new TextDecoder().decode(headerBytes)) as Header;
     if (header.formatVersion !== FORMAT_VERSION || header.layout !== columnLayout()) throw new IndexFileProblem("it was written by another version");
     const base = padTo(head.byteLength + headerLength);
-    const end = Math.max(0, ...header.sections.map((s) => s.offset + s.byteLength));
+    const end = Math.max(0, ...header.sections.map((s) => padTo(s.offset + s.byteLength)));
     if (base + end > size) throw new IndexFileProblem("it is truncated");
+    if (base + end < size) throw new IndexFileProblem("it has bytes past its last section");
     return { stamp: header.stamp, thresholds: header.thresholds, read: () => readSections(fd, base, header), close: () => closeSync(fd) };
   } catch (error) {
     closeSync(fd);
@@ -183,7 +187,8 @@ function readSections(fd: number, base: number, header: Header): IndexFileConten
   try {
     const v4 = RadixTree4.deserialize(section("v4"));
     const v6 = RadixTree6.deserialize(section("v6"));
-    return { parts: { v4, v6, slots, columns, freeSlots }, dropped: droppedText === "" ? [] : droppedText.split("\n") };
+    if (!Number.isInteger(header.networkCount) || header.networkCount < 0) throw new IndexFileProblem("its header is damaged");
+    return { parts: { v4, v6, slots, columns, freeSlots, networkCount: header.networkCount }, dropped: droppedText === "" ? [] : droppedText.split("\n") };
   } catch (error) {
     if (error instanceof IndexFileProblem) throw error;
     throw new IndexFileProblem(`a tree is damaged (${(error as Error).message})`);

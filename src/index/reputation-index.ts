@@ -38,6 +38,14 @@ export interface IndexParts {
   columns: Record<CarriedColumn, ColumnArray>;
 }
 
+/** Parts of an index in use (slots freed, listed networks): what the index file holds. */
+export interface PersistedIndexParts extends IndexParts {
+  /** Slots below `slots` that no entry uses. */
+  freeSlots: Int32Array;
+  /** Entries shorter than /32 or /128 in the trees. */
+  networkCount: number;
+}
+
 export class ReputationIndex {
   v4 = new RadixTree4();
   v6 = new RadixTree6();
@@ -77,9 +85,10 @@ export class ReputationIndex {
    * An index over parts taken from `toParts()` (a snapshot) or `persistedParts()` (with the slots no entry uses):
    * nothing is rebuilt.
    */
-  static fromParts(parts: IndexParts & { freeSlots?: ArrayLike<number> }, thresholds: RiskThresholds = DEFAULT_RISK_THRESHOLDS): ReputationIndex {
+  static fromParts(parts: IndexParts | PersistedIndexParts, thresholds: RiskThresholds = DEFAULT_RISK_THRESHOLDS): ReputationIndex {
     const { v4, v6, slots, columns } = parts;
-    const free = parts.freeSlots?.length ?? 0;
+    const freeSlots = "freeSlots" in parts ? parts.freeSlots : [];
+    const free = freeSlots.length;
     if (v4.size + v6.size + free !== slots) throw new RangeError(`index trees hold ${v4.size + v6.size} entries and ${free} free slots, expected ${slots}`);
     const index = new ReputationIndex(thresholds, 0);
     for (const name of CARRIED_COLUMNS) {
@@ -90,16 +99,19 @@ export class ReputationIndex {
     Object.assign(index, columns);
     index.v4 = v4;
     index.v6 = v6;
-    index.freeSlots = Array.from(parts.freeSlots ?? []);
+    index.freeSlots = Array.from(freeSlots);
     for (const slot of index.freeSlots) if (!(slot >= 0 && slot < slots)) throw new RangeError(`index free slot ${slot} is outside 0..${slots - 1}`);
     index.capacity = slots;
     index.nextSlot = slots;
     let earliest = Number.POSITIVE_INFINITY;
     for (let i = 0; i < slots; i++) if (index.firstSeen[i] < earliest) earliest = index.firstSeen[i];
     index.earliestFirstSeen = earliest;
-    let networks = 0;
-    v4.walk((_network, prefixLength) => void (prefixLength < 32 && networks++));
-    v6.walk((_network, prefixLength) => void (prefixLength < 128 && networks++));
+    let networks = "networkCount" in parts ? parts.networkCount : undefined;
+    if (networks === undefined) {
+      networks = 0;
+      v4.walk((_network, prefixLength) => void (prefixLength < 32 && networks!++));
+      v6.walk((_network, prefixLength) => void (prefixLength < 128 && networks!++));
+    }
     index.networkCount = networks;
     return index;
   }
@@ -113,10 +125,10 @@ export class ReputationIndex {
   }
 
   /** The trees, the columns up to the highest slot ever used, and the slots free below it: for the index file. */
-  persistedParts(): IndexParts & { freeSlots: Int32Array } {
+  persistedParts(): PersistedIndexParts {
     const slots = this.nextSlot;
     const columns = Object.fromEntries(CARRIED_COLUMNS.map((name) => [name, this[name].subarray(0, slots)])) as Record<CarriedColumn, ColumnArray>;
-    return { v4: this.v4, v6: this.v6, slots, columns, freeSlots: Int32Array.from(this.freeSlots) };
+    return { v4: this.v4, v6: this.v6, slots, columns, freeSlots: Int32Array.from(this.freeSlots), networkCount: this.networkCount };
   }
 
   /** Removes every listed network (entries shorter than /32 or /128) at once; returns how many there were. */

@@ -53,7 +53,8 @@ function tryLoad(store: Store, thresholds: RiskThresholds, path: string): IndexS
   }
   try {
     const { stamp } = reader;
-    if (JSON.stringify(reader.thresholds) !== JSON.stringify(thresholds)) return `${INDEX_FILE} was written with other risk thresholds`;
+    const written = reader.thresholds;
+    if (written?.low !== thresholds.low || written.medium !== thresholds.medium || written.high !== thresholds.high) return `${INDEX_FILE} was written with other risk thresholds`;
     const problem = inReadTransaction(store, () => {
       const now = addressGeneration(store);
       if (now.token !== stamp.token) return `${INDEX_FILE} is not of this database as it is (another database, or a backup restored)`;

@@ -142,14 +142,16 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   stoppers.push(() => feeds.schedule.stop());
   // After a rebuild the first interval writes the file; after a load, only a change does.
   let persistedGeneration = indexSync.persistedSeq === null ? Number.NaN : index.generation;
-  const writeIndexFile = (when: string) => {
+  const writeIndexFile = (when: "on shutdown" | "on its interval") => {
     if (indexFile === undefined) return;
     try {
+      const started = performance.now();
       const listings = { candidates: () => [...listed.cidrs()].filter(isFullLength).map((c) => c.network), hasRow: addressRowExists(store) };
-      persistIndex(store, indexSync, scoring.riskThresholds, indexFile, listings);
+      const { bytes } = persistIndex(store, indexSync, scoring.riskThresholds, indexFile, listings);
       persistedGeneration = index.generation;
+      if (when === "on shutdown") console.log(`index: wrote ${indexFile} (${index.size} entries, ${Math.round(bytes / 1048576)} MB) in ${Math.round(performance.now() - started)} ms`);
     } catch (error) {
-      console.error(`writing the index file ${indexFile} ${when} failed (the next start rebuilds or replays):`, error);
+      console.error(`index: writing ${indexFile} ${when} failed (the next start replays or rebuilds):`, error);
     }
   };
   // Registered before the writers' stoppers, so it runs after them: the file holds the last commit.

@@ -1,7 +1,8 @@
 // The in-memory reputation index: every reported address with its score, risk, categories, counts and dates,
 // kept in slot-indexed typed-array columns and found through the IPv4/IPv6 radix trees (the tree's value is
 // the slot). Lookups, bulk checks and blocklists read it and never run SQL per address. The store is the truth;
-// this is rebuilt from the `addresses` table at start and updated after every committed change.
+// this is read at start from the index file when that matches the store (index-file.ts), else rebuilt from the
+// `addresses` table, and updated after every committed change.
 
 import type { Cidr, Ip, Ipv6 } from "../domain/ip";
 import { riskCodeOfScore, type RiskThresholds, DEFAULT_RISK_THRESHOLDS } from "../domain/risk";

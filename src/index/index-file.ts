@@ -122,6 +122,8 @@ export class IndexFileProblem extends Error {}
 export interface IndexFileReader {
   stamp: IndexFileStamp;
   thresholds: RiskThresholds;
+  /** Slots in the file (entries and free slots): about the size of the index. */
+  slots: number;
   /** Reads and checks every section; throws IndexFileProblem on a damaged file. */
   read(): IndexFileContent;
   close(): void;
@@ -148,7 +150,7 @@ export function openIndexFile(path: string): IndexFileReader {
     const end = Math.max(0, ...header.sections.map((s) => padTo(s.offset + s.byteLength)));
     if (base + end > size) throw new IndexFileProblem("it is truncated");
     if (base + end < size) throw new IndexFileProblem("it has bytes past its last section");
-    return { stamp: header.stamp, thresholds: header.thresholds, read: () => readSections(fd, base, header), close: () => closeSync(fd) };
+    return { stamp: header.stamp, thresholds: header.thresholds, slots: header.slots, read: () => readSections(fd, base, header), close: () => closeSync(fd) };
   } catch (error) {
     closeSync(fd);
     throw error;

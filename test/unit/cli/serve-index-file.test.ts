@@ -212,6 +212,19 @@ describe("serve with DATA_DIR/index.bin", () => {
     expect(answers).toEqual(await rebuiltAnswers());
   }, 60_000);
 
+  test("more logged changes than replaying is worth rebuilds", async () => {
+    expect((await serveOnce()).line).toStartWith("index: loaded from ");
+    const sqlite = new Database(join(dataDir, "abuse-intel.db"));
+    const touch = sqlite.prepare("UPDATE addresses SET total_reports = total_reports + ? WHERE ip = ?");
+    sqlite.transaction(() => {
+      for (let i = 0; i < 10_050; i++) touch.run(i === 10_049 ? 1 : 0, "45.33.1.1");
+    })();
+    sqlite.close();
+    const { line, answers } = await serveOnce();
+    expect(line).toContain("10050 changes since index.bin was written: rebuilding is quicker");
+    expect(answers).toEqual(await rebuiltAnswers());
+  }, 60_000);
+
   test("another database's file rebuilds", async () => {
     const other = join(root, "other");
     await run(["user", "add", "--email", "r@example.test", "--tier", "free"], other);

@@ -154,8 +154,11 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       console.error(`index: writing ${indexFile} ${when} failed (the next start replays or rebuilds):`, error);
     }
   };
-  // Registered before the writers' stoppers, so it runs after them: the file holds the last commit.
-  stoppers.push(() => writeIndexFile("on shutdown"));
+  // Registered before the writers' stoppers, so it runs after them: the file holds the last commit. An index
+  // unchanged since the file was read leaves it as it is (a commit not yet followed is replayed at the next start).
+  stoppers.push(() => {
+    if (index.generation !== persistedGeneration) writeIndexFile("on shutdown");
+  });
   changes.onExternalChange(() => {
     indexSync.follow();
     allowlist.reload();

@@ -52,13 +52,8 @@ const replayLimit = (slots: number): number => 10_000 + slots / 5;
 /** The index read from the file, or why it cannot be used. */
 function tryLoad(store: Store, thresholds: RiskThresholds, path: string): IndexSync | string {
   if (!existsSync(path)) return `there is no ${INDEX_FILE} yet`;
-  let reader;
   try {
-    reader = openIndexFile(path);
-  } catch (error) {
-    return `${INDEX_FILE} was not used: ${describe(error)}`;
-  }
-  try {
+    const reader = openIndexFile(path);
     const { stamp } = reader;
     const written = reader.thresholds;
     if (written?.low !== thresholds.low || written.medium !== thresholds.medium || written.high !== thresholds.high) return `${INDEX_FILE} was written with other risk thresholds`;
@@ -78,8 +73,6 @@ function tryLoad(store: Store, thresholds: RiskThresholds, path: string): IndexS
     return IndexSync.resume(store, index, stamp.seq);
   } catch (error) {
     return `${INDEX_FILE} was not used: ${describe(error)}`;
-  } finally {
-    reader.close();
   }
 }
 

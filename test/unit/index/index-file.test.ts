@@ -55,7 +55,6 @@ describe("the index file", () => {
     expect(reader.stamp).toEqual(stamp);
     expect(reader.thresholds).toEqual(DEFAULT_RISK_THRESHOLDS);
     const { parts, dropped } = reader.read();
-    reader.close();
     expect(dropped).toEqual([addresses[0], addresses[4]]);
     // 200 removed, two taken again by the networks.
     expect(parts.freeSlots.length).toBe(198);
@@ -82,7 +81,6 @@ describe("the index file", () => {
     writeIndexFile(path, stamp, DEFAULT_RISK_THRESHOLDS, { parts: new ReputationIndex().persistedParts(), dropped: [] });
     const reader = openIndexFile(path);
     const loaded = ReputationIndex.fromParts(reader.read().parts);
-    reader.close();
     expect(loaded.size).toBe(0);
   });
 
@@ -91,15 +89,13 @@ describe("the index file", () => {
     const path = join(dir, "spoiled.bin");
     writeIndexFile(path, stamp, DEFAULT_RISK_THRESHOLDS, { parts: index.persistedParts(), dropped: ["1.2.3.4"] });
     const good = readFileSync(path);
+    let copies = 0;
     const refused = (bytes: Uint8Array): boolean => {
-      writeFileSync(path, bytes);
+      // A new file each time: an earlier one may still be mapped.
+      const copy = join(dir, `spoiled-${++copies}.bin`);
+      writeFileSync(copy, bytes);
       try {
-        const reader = openIndexFile(path);
-        try {
-          reader.read();
-        } finally {
-          reader.close();
-        }
+        openIndexFile(copy).read();
         return false;
       } catch (error) {
         expect(error).toBeInstanceOf(IndexFileProblem);

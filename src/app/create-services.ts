@@ -57,6 +57,8 @@ export interface ServiceOptions {
    * and every INDEX_PERSIST_INTERVAL_MS while the index changes. Unset: built from the table, never written.
    */
   indexFile?: string;
+  /** How often the index file is written while the index changes (default INDEX_PERSIST_INTERVAL_MS; whole 2 s ticks). */
+  indexFileIntervalMs?: number;
 }
 
 /** How often a running server writes its index file when the index has changed since the last one. */
@@ -167,11 +169,12 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   // `geo import` writes files, not rows, so imported ranges are looked for on a timer; the log of address
   // changes is trimmed on the same timer.
   let ticks = 0;
+  const persistEveryTicks = Math.max(1, Math.round((options.indexFileIntervalMs ?? INDEX_PERSIST_INTERVAL_MS) / 2000));
   const housekeeping = setInterval(() => {
     try {
       if (enrichment.reloadImported()) reputation.clearCache();
       if (++ticks % 30 === 0) indexSync.prune();
-      if (ticks % (INDEX_PERSIST_INTERVAL_MS / 2000) === 0 && index.generation !== persistedGeneration) writeIndexFile("on its interval");
+      if (ticks % persistEveryTicks === 0 && index.generation !== persistedGeneration) writeIndexFile("on its interval");
     } catch (error) {
       console.error("housekeeping failed (retried shortly):", error);
     }

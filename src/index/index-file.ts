@@ -58,7 +58,7 @@ const hashOf = (bytes: Uint8Array): string => Bun.hash.xxHash3(bytes).toString()
 const padTo = (n: number): number => Math.ceil(n / ALIGN) * ALIGN;
 
 /**
- * Writes `content` to `path` through `path.<pid>.tmp` and a rename. Not fsynced: after a power loss the file
+ * Writes `content` to `path` through `path.tmp` and a rename. Not fsynced: after a power loss the file
  * may be torn, which its hashes catch (the server then rebuilds).
  */
 export function writeIndexFile(path: string, stamp: IndexFileStamp, thresholds: RiskThresholds, content: IndexFileContent): number {
@@ -84,7 +84,8 @@ export function writeIndexFile(path: string, stamp: IndexFileStamp, thresholds: 
   view.setUint32(MAGIC.length, headerBytes.byteLength, true);
   view.setBigUint64(MAGIC.length + 8, Bun.hash.xxHash3(headerBytes), true);
   prefix.set(headerBytes, MAGIC.length + 16);
-  const temporary = `${path}.${process.pid}.tmp`;
+  // One name, not one per process: a write cut short by a crash leaves one stray file, replaced by the next write.
+  const temporary = `${path}.tmp`;
   const fd = openSync(temporary, "w", 0o600);
   try {
     writeAll(fd, prefix, 0);

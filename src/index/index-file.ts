@@ -21,6 +21,7 @@ const MAX_HEADER_BYTES = 1 << 20;
 export interface IndexFileStamp {
   token: string;
   seq: number;
+  schema: string;
 }
 
 interface Section {

@@ -9,10 +9,19 @@ import type { Store } from "./database";
 
 export const INDEX_FILE_TOKEN_KEY = "index_file_token";
 
-/** A state of the `addresses` table: the token of the database's last index file and the change log's position. */
+/**
+ * A state of the `addresses` table: the token of the database's last index file, the change log's position, and
+ * the last migration applied (a migration may rebuild tables, the change log's numbering included).
+ */
 export interface AddressGeneration {
   token: string | null;
   seq: number;
+  schema: string;
+}
+
+function lastMigration(store: Pick<Store, "sqlite">): string {
+  const row = store.sqlite.query("SELECT hash FROM __drizzle_migrations ORDER BY created_at DESC, rowid DESC LIMIT 1").get() as { hash: string } | null;
+  return row?.hash ?? "";
 }
 
 /** The change log's last sequence number ever handed out (0 before the first change). */
@@ -24,7 +33,7 @@ export function lastChangeSeq(store: Pick<Store, "sqlite">): number {
 /** The store's generation now (call inside a transaction to pair it with what else is read there). */
 export function addressGeneration(store: Pick<Store, "sqlite">): AddressGeneration {
   const row = store.sqlite.query("SELECT value FROM meta WHERE key = ?").get(INDEX_FILE_TOKEN_KEY) as { value: string } | null;
-  return { token: row?.value ?? null, seq: lastChangeSeq(store) };
+  return { token: row?.value ?? null, seq: lastChangeSeq(store), schema: lastMigration(store) };
 }
 
 /**
@@ -39,7 +48,7 @@ export function stampIndexGeneration<T>(store: Store, capture: (seq: number) => 
       const captured = capture(seq);
       const token = randomUUID();
       store.sqlite.query("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(INDEX_FILE_TOKEN_KEY, token);
-      return { generation: { token, seq }, captured };
+      return { generation: { token, seq, schema: lastMigration(store) }, captured };
     })
     .immediate();
 }

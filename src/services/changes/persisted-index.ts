@@ -60,6 +60,7 @@ function tryLoad(store: Store, thresholds: RiskThresholds, path: string): IndexS
     const problem = inReadTransaction(store, () => {
       const now = addressGeneration(store);
       if (now.token !== stamp.token) return `${INDEX_FILE} is not of this database as it is (another database, or a backup restored)`;
+      if (now.schema !== stamp.schema) return `the database's schema changed since ${INDEX_FILE} was written`;
       if (now.seq < stamp.seq) return `${INDEX_FILE} is newer than the database (a backup restored)`;
       if (now.seq - stamp.seq > replayLimit(reader.slots)) return `${now.seq - stamp.seq} changes since ${INDEX_FILE} was written: rebuilding is quicker than replaying them`;
       if (!changeLogHolds(store, stamp.seq, now.seq)) return `the changes since ${INDEX_FILE} was written are no longer in the change log`;
@@ -101,7 +102,7 @@ export function persistIndex(store: Store, sync: IndexSync, thresholds: RiskThre
     return { parts: index.persistedParts(), dropped };
   });
   // Synchronous from the copy to the file: nothing changes the index meanwhile.
-  const bytes = writeIndexFile(path, { token: generation.token!, seq: generation.seq }, thresholds, captured);
+  const bytes = writeIndexFile(path, { token: generation.token!, seq: generation.seq, schema: generation.schema }, thresholds, captured);
   sync.persistedSeq = generation.seq;
   return { seq: generation.seq, bytes };
 }

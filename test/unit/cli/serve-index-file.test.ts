@@ -258,6 +258,26 @@ describe("serve with DATA_DIR/index.bin", () => {
     expect(line).toContain("other risk thresholds");
     expect(answers).toEqual(await rebuiltAnswers(scoring));
   }, 60_000);
+
+  test("a migration applied since the file was written rebuilds (it may renumber the change log)", async () => {
+    await serveOnce();
+    expect((await serveOnce()).line).toStartWith("index: loaded from ");
+    const sqlite = new Database(join(dataDir, "abuse-intel.db"));
+    const last = sqlite.query("SELECT rowid AS id, hash FROM __drizzle_migrations ORDER BY created_at DESC, rowid DESC LIMIT 1").get() as { id: number; hash: string };
+    // What a newer build's migration leaves: another last migration (drizzle applies by time, not by hash).
+    sqlite.query("UPDATE __drizzle_migrations SET hash = ? WHERE rowid = ?").run(`${last.hash}-next`, last.id);
+    sqlite.close();
+    try {
+      const { line, answers } = await serveOnce();
+      expect(line).toContain("the database's schema changed since index.bin was written");
+      expect(answers).toEqual(await rebuiltAnswers());
+      expect((await serveOnce()).line).toStartWith("index: loaded from ");
+    } finally {
+      const restore = new Database(join(dataDir, "abuse-intel.db"));
+      restore.query("UPDATE __drizzle_migrations SET hash = ? WHERE rowid = ?").run(last.hash, last.id);
+      restore.close();
+    }
+  }, 60_000);
 });
 
 function flip(bytes: Buffer, at: number): Buffer {

@@ -44,7 +44,7 @@ function sampleIndex(): { index: ReputationIndex; addresses: string[] } {
   return { index, addresses };
 }
 
-const stamp = { token: "a-token", seq: 4242 };
+const stamp = { token: "a-token", seq: 4242, schema: "a-migration-hash" };
 
 describe("the index file", () => {
   test("reads back the index it was written from: every entry, network and free slot, the dropped list and the stamp", () => {

@@ -1,7 +1,8 @@
 // The reputation index persisted beside the database (DATA_DIR/index.bin): written on a clean shutdown and now and
 // then while the server runs, read at start when it is of this database at a state the change log still leads
-// from. Anything else (no file, a damaged or foreign one, a restored backup, a log pruned past it, other risk
-// thresholds) rebuilds from the `addresses` table as before, and the log says which and why. The file holds the
+// from. Anything else (no file, a damaged or foreign one, a restored backup, a log pruned past it or longer than
+// replaying is worth, a migration since, other risk thresholds) rebuilds from the `addresses` table as before,
+// and the log says which and why. The file holds the
 // table's rows only: listed networks and the addresses only a feed lists are dropped on load and put back from
 // the feeds, as after a rebuild.
 

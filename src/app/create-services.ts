@@ -22,6 +22,9 @@ import { ReportStateService } from "../services/reports/states";
 import { CreditService } from "../services/reports/credits";
 import { openEnrichment } from "../services/enrichment/enrichment";
 import { IndexSync } from "../services/changes/index-sync";
+import { openIndex, persistIndex } from "../services/changes/persisted-index";
+import { isFullLength } from "../services/feeds/listing-records";
+import { addressRowExists } from "../store/address-rows";
 import { createAllowlist } from "../services/allowlist/allowlist";
 import { createReputation } from "../services/lookups/reputation";
 import { ThreatService } from "../services/threats/threats";
@@ -49,7 +52,17 @@ export interface ServiceOptions {
   webhookDispatcher?: Partial<DispatcherOptions> & { autoStart?: boolean };
   /** Threat detection thresholds; unset ones keep the contract's defaults. */
   threatThresholds?: Partial<ThreatThresholds>;
+  /**
+   * The index file (`serve`: DATA_DIR/index.bin): read at start when it matches the store, written on stop()
+   * and every INDEX_PERSIST_INTERVAL_MS while the index changes. Unset: built from the table, never written.
+   */
+  indexFile?: string;
+  /** How often the index file is written while the index changes (default INDEX_PERSIST_INTERVAL_MS; whole 2 s ticks). */
+  indexFileIntervalMs?: number;
 }
+
+/** How often a running server writes its index file when the index has changed since the last one. */
+export const INDEX_PERSIST_INTERVAL_MS = 10 * 60_000;
 
 /**
  * How often a credential miss may look for other processes' commits: a flood of bad keys during a long CLI import
@@ -108,7 +121,17 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   const scorer = createAddressScorer(store, scoring, { listingsAround: (ip) => listed.listingsAround(ip) });
   const enrichment = await openEnrichment({ dataDir: config.dataDir, mmdbPath: config.geoMmdb });
   for (const warning of enrichment.warnings) console.error(`enrichment: ${warning}`);
-  const indexSync = IndexSync.build(store, scoring.riskThresholds);
+  const indexFile = options.indexFile;
+  let indexSync: IndexSync;
+  if (indexFile === undefined) {
+    indexSync = IndexSync.build(store, scoring.riskThresholds);
+  } else {
+    const opened = openIndex(store, scoring.riskThresholds, indexFile);
+    indexSync = opened.sync;
+    const count = `${opened.sync.index.size} addresses`;
+    if (opened.source === "loaded") console.log(`index: loaded from ${indexFile} (${count}, ${opened.replayed} changed since) in ${Math.round(opened.ms)} ms`);
+    else console.log(`index: rebuilt from the addresses table (${count}) in ${Math.round(opened.ms)} ms: ${opened.reason}`);
+  }
   const index = indexSync.index;
   const addressChanges = new AddressChangePublisher(index);
   const allowlist = createAllowlist(store, clock);
@@ -119,6 +142,25 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   // Timers start with the scheduler (`serve`); CLI commands and tests refresh feeds by hand.
   const feeds = new Feeds({ service: feedService, tables: feedTables, clock });
   stoppers.push(() => feeds.schedule.stop());
+  // After a rebuild the first interval writes the file; after a load, only a change does.
+  let persistedGeneration = indexSync.persistedSeq === null ? Number.NaN : index.generation;
+  const writeIndexFile = (when: "on shutdown" | "on its interval") => {
+    if (indexFile === undefined) return;
+    try {
+      const started = performance.now();
+      const listings = { candidates: () => [...listed.cidrs()].filter(isFullLength).map((c) => c.network), hasRow: addressRowExists(store) };
+      const { bytes } = persistIndex(store, indexSync, scoring.riskThresholds, indexFile, listings);
+      persistedGeneration = index.generation;
+      if (when === "on shutdown") console.log(`index: wrote ${indexFile} (${index.size} entries, ${Math.round(bytes / 1048576)} MB) in ${Math.round(performance.now() - started)} ms`);
+    } catch (error) {
+      console.error(`index: writing ${indexFile} ${when} failed (the next start replays or rebuilds):`, error);
+    }
+  };
+  // Registered before the writers' stoppers, so it runs after them: the file holds the last commit. An index
+  // unchanged since the file was read leaves it as it is (a commit not yet followed is replayed at the next start).
+  stoppers.push(() => {
+    if (index.generation !== persistedGeneration) writeIndexFile("on shutdown");
+  });
   changes.onExternalChange(() => {
     indexSync.follow();
     allowlist.reload();
@@ -127,10 +169,12 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   // `geo import` writes files, not rows, so imported ranges are looked for on a timer; the log of address
   // changes is trimmed on the same timer.
   let ticks = 0;
+  const persistEveryTicks = Math.max(1, Math.round((options.indexFileIntervalMs ?? INDEX_PERSIST_INTERVAL_MS) / 2000));
   const housekeeping = setInterval(() => {
     try {
       if (enrichment.reloadImported()) reputation.clearCache();
       if (++ticks % 30 === 0) indexSync.prune();
+      if (ticks % persistEveryTicks === 0 && index.generation !== persistedGeneration) writeIndexFile("on its interval");
     } catch (error) {
       console.error("housekeeping failed (retried shortly):", error);
     }

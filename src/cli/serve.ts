@@ -9,6 +9,7 @@ import { AppError } from "../domain/errors";
 import { openStore, SERVER_BUSY_TIMEOUT_MS } from "../store/database";
 import { type Services } from "../services/services";
 import { createServices } from "../app/create-services";
+import { indexFilePath } from "../services/changes/persisted-index";
 import { createSnapshotServices } from "../app/snapshot-services";
 import { ensureInitialAdmin } from "../services/accounts/accounts";
 import { createApp } from "../http/app";
@@ -57,22 +58,20 @@ export const serveCommand: Command = {
     if (config.snapshot !== null) {
       services = await createSnapshotServices({ config, clock: systemClock });
     } else {
-      services = await createServices({ config, clock: systemClock, store: openStore(config.dataDir, { sync: config.syncMode, busyTimeoutMs: SERVER_BUSY_TIMEOUT_MS }) });
+      const store = openStore(config.dataDir, { sync: config.syncMode, busyTimeoutMs: SERVER_BUSY_TIMEOUT_MS });
+      services = await createServices({ config, clock: systemClock, store, indexFile: indexFilePath(config.dataDir) });
       await ensureInitialAdmin(services, config);
+      // What building or reading the index left behind (rows, parsed addresses, read buffers) goes now, not at
+      // some later collection: the resident size after start is what the host has to plan for.
+      Bun.gc(true);
       writeFileSync(join(config.dataDir, SERVER_PID_FILE), `${process.pid}\n`, { mode: 0o600 });
     }
     const store = services.store;
     const app = createApp(services);
     const server = listen(services, app, { hostname: config.host, port: config.port });
-    const from = config.snapshot !== null ? `read-only snapshot ${config.snapshot}` : `data in ${config.dataDir}`;
-    console.log(`abuse-intel listening on http://${server.hostname}:${server.port} (${from})`);
-    // The scheduled jobs start once the API answers (services.stop() stops them); a snapshot server runs none.
-    if (config.snapshot === null) {
-      services.scheduler.start();
-      services.feeds.schedule.start();
-    }
-
-    await new Promise<void>((resolve) => {
+    // The signals are handled before the line that says the server listens: a stop sent on seeing it is clean
+    // (the index file and the last counts are written).
+    const stopped = new Promise<void>((resolve) => {
       const shutdown = async () => {
         server.stop();
         await services.stop();
@@ -83,6 +82,15 @@ export const serveCommand: Command = {
       process.once("SIGINT", shutdown);
       process.once("SIGTERM", shutdown);
     });
+    const from = config.snapshot !== null ? `read-only snapshot ${config.snapshot}` : `data in ${config.dataDir}`;
+    console.log(`abuse-intel listening on http://${server.hostname}:${server.port} (${from})`);
+    // The scheduled jobs start once the API answers (services.stop() stops them); a snapshot server runs none.
+    if (config.snapshot === null) {
+      services.scheduler.start();
+      services.feeds.schedule.start();
+    }
+
+    await stopped;
     return 0;
   },
 };

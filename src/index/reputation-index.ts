@@ -1,7 +1,8 @@
 // The in-memory reputation index: every reported address with its score, risk, categories, counts and dates,
 // kept in slot-indexed typed-array columns and found through the IPv4/IPv6 radix trees (the tree's value is
 // the slot). Lookups, bulk checks and blocklists read it and never run SQL per address. The store is the truth;
-// this is rebuilt from the `addresses` table at start and updated after every committed change.
+// this is read at start from the index file when that matches the store (index-file.ts), else rebuilt from the
+// `addresses` table, and updated after every committed change.
 
 import type { Cidr, Ip, Ipv6 } from "../domain/ip";
 import { riskCodeOfScore, type RiskThresholds, DEFAULT_RISK_THRESHOLDS } from "../domain/risk";
@@ -36,6 +37,14 @@ export interface IndexParts {
   v6: RadixTree6;
   slots: number;
   columns: Record<CarriedColumn, ColumnArray>;
+}
+
+/** Parts of an index in use (slots freed, listed networks): what the index file holds. */
+export interface PersistedIndexParts extends IndexParts {
+  /** Slots below `slots` that no entry uses. */
+  freeSlots: Int32Array;
+  /** Entries shorter than /32 or /128 in the trees. */
+  networkCount: number;
 }
 
 export class ReputationIndex {
@@ -73,10 +82,15 @@ export class ReputationIndex {
     this.lastSeen = new Float64Array(initialCapacity);
   }
 
-  /** An index over parts taken from `toParts()` (a snapshot): nothing is rebuilt. */
-  static fromParts(parts: IndexParts, thresholds: RiskThresholds = DEFAULT_RISK_THRESHOLDS): ReputationIndex {
+  /**
+   * An index over parts taken from `toParts()` (a snapshot) or `persistedParts()` (with the slots no entry uses):
+   * nothing is rebuilt.
+   */
+  static fromParts(parts: IndexParts | PersistedIndexParts, thresholds: RiskThresholds = DEFAULT_RISK_THRESHOLDS): ReputationIndex {
     const { v4, v6, slots, columns } = parts;
-    if (v4.size + v6.size !== slots) throw new RangeError(`index trees hold ${v4.size + v6.size} entries, expected ${slots}`);
+    const freeSlots = "freeSlots" in parts ? parts.freeSlots : [];
+    const free = freeSlots.length;
+    if (v4.size + v6.size + free !== slots) throw new RangeError(`index trees hold ${v4.size + v6.size} entries and ${free} free slots, expected ${slots}`);
     const index = new ReputationIndex(thresholds, 0);
     for (const name of CARRIED_COLUMNS) {
       const column = columns[name];
@@ -86,14 +100,19 @@ export class ReputationIndex {
     Object.assign(index, columns);
     index.v4 = v4;
     index.v6 = v6;
+    index.freeSlots = Array.from(freeSlots);
+    for (const slot of index.freeSlots) if (!(slot >= 0 && slot < slots)) throw new RangeError(`index free slot ${slot} is outside 0..${slots - 1}`);
     index.capacity = slots;
     index.nextSlot = slots;
     let earliest = Number.POSITIVE_INFINITY;
     for (let i = 0; i < slots; i++) if (index.firstSeen[i] < earliest) earliest = index.firstSeen[i];
     index.earliestFirstSeen = earliest;
-    let networks = 0;
-    v4.walk((_network, prefixLength) => void (prefixLength < 32 && networks++));
-    v6.walk((_network, prefixLength) => void (prefixLength < 128 && networks++));
+    let networks = "networkCount" in parts ? parts.networkCount : undefined;
+    if (networks === undefined) {
+      networks = 0;
+      v4.walk((_network, prefixLength) => void (prefixLength < 32 && networks!++));
+      v6.walk((_network, prefixLength) => void (prefixLength < 128 && networks!++));
+    }
     index.networkCount = networks;
     return index;
   }
@@ -104,6 +123,34 @@ export class ReputationIndex {
     const slots = this.nextSlot;
     const columns = Object.fromEntries(CARRIED_COLUMNS.map((name) => [name, this[name].subarray(0, slots)])) as Record<CarriedColumn, ColumnArray>;
     return { v4: this.v4, v6: this.v6, slots, columns };
+  }
+
+  /** The trees, the columns up to the highest slot ever used, and the slots free below it: for the index file. */
+  persistedParts(): PersistedIndexParts {
+    const slots = this.nextSlot;
+    const columns = Object.fromEntries(CARRIED_COLUMNS.map((name) => [name, this[name].subarray(0, slots)])) as Record<CarriedColumn, ColumnArray>;
+    return { v4: this.v4, v6: this.v6, slots, columns, freeSlots: Int32Array.from(this.freeSlots), networkCount: this.networkCount };
+  }
+
+  /** Removes every listed network (entries shorter than /32 or /128) at once; returns how many there were. */
+  removeAllNetworks(): number {
+    if (this.networkCount === 0) return 0;
+    const v4: [number, number][] = [];
+    const v6: [Uint32Array, number][] = [];
+    this.v4.walk((network, prefixLength) => void (prefixLength < 32 && v4.push([network, prefixLength])));
+    this.v6.walk((network, prefixLength) => void (prefixLength < 128 && v6.push([Uint32Array.from(network), prefixLength])));
+    for (const [network, prefixLength] of v4) {
+      this.freeSlots.push(this.v4.getPrefix(network, prefixLength));
+      this.v4.delete(network, prefixLength);
+    }
+    for (const [network, prefixLength] of v6) {
+      this.freeSlots.push(this.v6.getPrefix(network, prefixLength));
+      this.v6.delete(network, prefixLength);
+    }
+    this.networkCount = 0;
+    this.intervals4 = null;
+    this.generation++;
+    return v4.length + v6.length;
   }
 
   get size(): number {

@@ -1,5 +1,6 @@
-// Builds the reputation index from the `addresses` table at start, and brings it up to date with changes other
-// processes committed (CLI imports, jobs run by hand), read from the change log the table's triggers write.
+// Builds the reputation index from the `addresses` table at start (or takes one read from the index file, see
+// persisted-index.ts), and brings it up to date with changes other processes committed (CLI imports, jobs run by
+// hand), read from the change log the table's triggers write.
 
 import { parseIp } from "../../domain/ip";
 import type { RiskThresholds } from "../../domain/risk";
@@ -10,6 +11,11 @@ import type { Store } from "../../store/database";
 export class IndexSync {
   /** The last change-log entry the index reflects. */
   private lastSeq = 0;
+  /**
+   * The log position of the index file on disk, when there is one: the log is kept after it, so a server that
+   * stops without writing a newer file (a crash) replays from there instead of rebuilding.
+   */
+  persistedSeq: number | null = null;
   private readonly selectChanges;
   private readonly selectAddress;
   private readonly pruneLog;
@@ -33,6 +39,14 @@ export class IndexSync {
       for (const row of rows) index.upsert(parseIp(row.ip), recordOfRow(row));
     });
     index.compact();
+    return sync;
+  }
+
+  /** An index that reflects the table up to the log's entry `lastSeq` (read from a file): `follow()` brings the rest. */
+  static resume(store: Store, index: ReputationIndex, lastSeq: number): IndexSync {
+    const sync = new IndexSync(store, index);
+    sync.lastSeq = lastSeq;
+    sync.persistedSeq = lastSeq;
     return sync;
   }
 
@@ -61,9 +75,9 @@ export class IndexSync {
     return changed;
   }
 
-  /** Drops log entries the index already reflects (the server's own and others'). */
+  /** Drops log entries the index already reflects (the server's own and others'), up to the index file's position. */
   prune(): void {
     this.follow();
-    this.pruneLog.run(this.lastSeq);
+    this.pruneLog.run(Math.min(this.lastSeq, this.persistedSeq ?? this.lastSeq));
   }
 }

@@ -104,7 +104,7 @@ export function authenticate(services: Services, request: Request, level: AuthLe
   } else {
     const key = headers.get("x-api-key");
     if (key === null) throw new AppError("unauthorized", MISSING);
-    principal = credentials.byApiKey(key.trim());
+    principal = credentials.byApiKey(hasOuterSpace(key) ? key.trim() : key);
   }
   if (principal === null) throw new AppError("unauthorized", INVALID);
   if (level !== "key") {
@@ -112,6 +112,17 @@ export function authenticate(services: Services, request: Request, level: AuthLe
     if (level === "admin" && principal.role !== "admin") throw new AppError("forbidden", NEEDS_ADMIN);
   }
   return principal;
+}
+
+/**
+ * Whether `trim()` might change the text: it starts or ends with a control, space or non-ASCII character. Checked
+ * first because trim makes a new string, and keys are sent without spaces.
+ */
+function hasOuterSpace(text: string): boolean {
+  if (text.length === 0) return false;
+  const first = text.charCodeAt(0);
+  const last = text.charCodeAt(text.length - 1);
+  return first <= 32 || first >= 127 || last <= 32 || last >= 127;
 }
 
 let instances = 0;

@@ -19,6 +19,8 @@ import { dailyBudgetOf } from "./rate-limiter";
 export const JWT_SECRET_FILE = "jwt-secret";
 export const JWT_SECRET_MIN_BYTES = 32;
 const API_KEY_LENGTH = API_KEY_PREFIX.length + API_KEY_RANDOM_LENGTH;
+/** API keys whose hash is remembered at most (see Credentials.keyHashes). */
+const KEY_HASH_MEMO = 4096;
 /** Verified tokens remembered so a client's repeated requests skip the HMAC; cleared whole when full. */
 const TOKEN_CACHE_MAX = 10_000;
 
@@ -71,6 +73,12 @@ export class Credentials {
    * from a presented key, and this is on every request).
    */
   private keysByHash = new Map<string, KeyEntry>();
+  /**
+   * The SHA-256 of API keys presented lately, by key: a lookup hashed every request's key again, a tenth of a
+   * cached lookup's time. Only the hash is remembered, so a revoked key is refused as before (its hash is gone
+   * from keysByHash); presented strings of the right length only, at most KEY_HASH_MEMO of them.
+   */
+  private readonly keyHashes = new Map<string, string>();
   private readonly tokens = new Map<string, VerifiedToken>();
   private readonly signer: ReturnType<typeof makeSigner>;
   private readonly jwtSecret: Uint8Array;
@@ -112,7 +120,12 @@ export class Credentials {
   /** The principal of an API key, or null when it is unknown, revoked, or its account disabled. */
   byApiKey(key: string): Principal | null {
     if (key.length !== API_KEY_LENGTH) return null;
-    const hash = Bun.SHA256.hash(key, "base64") as unknown as string;
+    let hash = this.keyHashes.get(key);
+    if (hash === undefined) {
+      hash = Bun.SHA256.hash(key, "base64") as unknown as string;
+      if (this.keyHashes.size >= KEY_HASH_MEMO) this.keyHashes.clear();
+      this.keyHashes.set(key, hash);
+    }
     let entry = this.keysByHash.get(hash);
     if (entry === undefined && this.deps.catchUp?.()) entry = this.keysByHash.get(hash);
     if (entry === undefined) return null;

@@ -59,6 +59,8 @@ export async function serveEdge(config: Config): Promise<number> {
     },
     async onSnapshot(path) {
       const next = await createSnapshotServices({ config: { ...config, snapshot: path }, clock: systemClock });
+      // Built before the swap, so no lookup after it waits for the merged geo table.
+      next.enrichment.prepareOwnerRanges();
       server.reload({ ...handlerOptions(next, createApp(next), edgeRoutes) });
       const old = current;
       current = next;

@@ -84,6 +84,8 @@ export const serveCommand: Command = {
     });
     const from = config.snapshot !== null ? `read-only snapshot ${config.snapshot}` : `data in ${config.dataDir}`;
     console.log(`abuse-intel listening on http://${server.hostname}:${server.port} (${from})`);
+    // The merged geo table answers lookups of addresses nobody reported; built now rather than at the first one.
+    setTimeout(() => services.enrichment.prepareOwnerRanges(), 0);
     // The scheduled jobs start once the API answers (services.stop() stops them); a snapshot server runs none.
     if (config.snapshot === null) {
       services.scheduler.start();

@@ -96,7 +96,7 @@ export function v4Buckets(starts: Uint32Array): Uint32Array {
   return buckets;
 }
 
-function searchV4Bucketed(starts: Uint32Array, buckets: Uint32Array, x: number): number {
+export function searchV4Bucketed(starts: Uint32Array, buckets: Uint32Array, x: number): number {
   const h = x >>> 16;
   const lo = buckets[h];
   return searchV4(starts, x, lo > 0 ? lo - 1 : 0, buckets[h + 1] - 1);
@@ -243,6 +243,16 @@ export class RangeTable {
 
   dataTime(kind: EnrichmentKind): number {
     return kind === "country" ? this.countryDataTime : this.asnDataTime;
+  }
+
+  /** The IPv4 entries of a kind: entry i covers [starts[i], starts[i + 1]) and has values[i] (0 = unknown). */
+  v4Entries(kind: EnrichmentKind): { starts: Uint32Array; values: Uint16Array | Uint32Array } {
+    return kind === "country" ? { starts: this.countryV4Starts, values: this.countryV4Values } : { starts: this.asnV4Starts, values: this.asnV4Values };
+  }
+
+  /** The organization of an ASN record (0 = none): records of one organization have the same owner name. */
+  orgIndexOf(record: number): number {
+    return record > 0 ? this.records[(record - 1) * 2 + 1] : 0;
   }
 
   /** Country code index of an address (0 = unknown); turn it into a code with countryCodeAt. */

@@ -2,6 +2,7 @@
 // table and any newer tables imported into <data-dir>/geo/, plus city (and country, ASN where it has them) from
 // an optional MaxMind-format database. Special-purpose addresses (private, loopback, documentation…) are unknown.
 
+import { Ipv4OwnerRanges, type OwnerPair } from "./ipv4-owner-ranges";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { Reader } from "mmdb-lib";
@@ -66,13 +67,17 @@ const SPECIAL_V4 = Float64Array.from(
   }),
 );
 
+function isSpecialIpv4(value: number): boolean {
+  for (let i = 0; i < SPECIAL_V4.length; i += 2) if (value >= SPECIAL_V4[i] && value <= SPECIAL_V4[i + 1]) return true;
+  return false;
+}
+
+/** The pair of special-purpose space: nothing known (its id stays clear of the merged tables' ids). */
+const SPECIAL_PAIR: OwnerPair = { id: -1, countryCode: null, isp: null };
+
 /** Whether an address is in special-purpose space that no geo source should answer for. */
 export function isSpecialPurpose(ip: Ip): boolean {
-  if (ip.version === 4) {
-    const v = ip.value;
-    for (let i = 0; i < SPECIAL_V4.length; i += 2) if (v >= SPECIAL_V4[i] && v <= SPECIAL_V4[i + 1]) return true;
-    return false;
-  }
+  if (ip.version === 4) return isSpecialIpv4(ip.value);
   const words = ip.words;
   const w0 = words[0];
   const w1 = words[1];
@@ -180,6 +185,12 @@ export class Enrichment {
   private asnV6: RangeTable[] = [];
   private importedState = "";
 
+  /**
+   * Country and owner of IPv4 addresses in one search, when the tables allow it (see ipv4-owner-ranges.ts): built
+   * on first use (undefined until then), null when they do not.
+   */
+  private ownersV4: Ipv4OwnerRanges | null | undefined = undefined;
+
   /** Problems met loading imported tables (a damaged file is skipped, not fatal). */
   warnings: string[] = [];
 
@@ -200,6 +211,30 @@ export class Enrichment {
   /** The built-in table and the imported ones, for snapshots and `geo` output. */
   rangeTables(): readonly NamedTable[] {
     return this.tables;
+  }
+
+  /**
+   * The country code and network owner of an IPv4 address as `lookup` gives them, as one shared object per pair
+   * (never changed; its `id` is dense), or null when this enrichment has no merged table (several tables of a
+   * kind, or a MaxMind database). Valid until the imported tables change (`reloadImported`).
+   */
+  ownerPairOfIpv4(value: number): OwnerPair | null {
+    const owners = this.ownersV4 === undefined ? this.prepareOwnerRanges() : this.ownersV4;
+    if (owners === null) return null;
+    return isSpecialIpv4(value) ? SPECIAL_PAIR : owners.pairOf(value);
+  }
+
+  /**
+   * Builds the merged table of `ownerPairOfIpv4` now (about 50-100 ms at the built-in data's size) rather than at
+   * the first lookup that needs it: a server calls this once it listens. Null when the tables do not allow one:
+   * several tables of a kind (the first with an answer wins, per address) or a MaxMind database.
+   */
+  prepareOwnerRanges(): Ipv4OwnerRanges | null {
+    if (this.ownersV4 === undefined) {
+      const merged = this.countryV4.length === 1 && this.asnV4.length === 1 && this.mmdb === null;
+      this.ownersV4 = merged ? Ipv4OwnerRanges.build(this.countryV4[0], this.asnV4[0]) : null;
+    }
+    return this.ownersV4;
   }
 
   lookup(ip: Ip): EnrichmentResult {
@@ -292,6 +327,7 @@ export class Enrichment {
     this.countryV6 = ordered("country", 6);
     this.asnV4 = ordered("asn", 4);
     this.asnV6 = ordered("asn", 6);
+    this.ownersV4 = undefined;
   }
 }
 

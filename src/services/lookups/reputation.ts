@@ -16,6 +16,7 @@ import { inTransaction, type Store } from "../../store/database";
 import type { AddressScorer } from "../reports/scorer";
 import type { Allowlist } from "../allowlist/allowlist";
 import { AnswerCache, lengthOf, NO_ANSWER } from "./answer-cache";
+import type { OwnerPair } from "../enrichment/ipv4-owner-ranges";
 import { UnreportedAnswers } from "./unreported-answers";
 import type { NetworkView } from "../feeds/listed-networks";
 
@@ -30,6 +31,8 @@ export interface GeoInfo {
 
 export interface GeoLookup {
   lookup(ip: Ip): GeoInfo;
+  /** The country code and owner of an IPv4 address in one search, when the enrichment can (else null). */
+  ownerPairOfIpv4?(value: number): OwnerPair | null;
 }
 
 /** `data` of `GET /v1/ip/{ip}/reputation` (5.2) and of each bulk result (5.9). */
@@ -176,6 +179,11 @@ export function createReputation(deps: {
     return data;
   }
 
+  /** What an unreported address's answer shows of its place: the merged table's pair where there is one. */
+  function unreportedGeo(ip: Ip): GeoInfo | OwnerPair {
+    return (ip.version === 4 ? geo.ownerPairOfIpv4?.(ip.value) : null) ?? geo.lookup(ip);
+  }
+
   /**
    * One address's answer: the handle of its cached body, or, when nothing valid was cached, the data object
    * computed now (with `cached: false`) as JSON text, after caching the body for the next request. A cached
@@ -186,7 +194,7 @@ export function createReputation(deps: {
     const hit = cache.of(ip);
     if (hit !== NO_ANSWER) return hit;
     const slot = freshSlot(ip, now);
-    if (slot === NOT_FOUND) return unreported.dataText(ip, geo.lookup(ip));
+    if (slot === NOT_FOUND) return unreported.dataText(ip, unreportedGeo(ip));
     const expiresAt = slot === NOT_FOUND ? Number.POSITIVE_INFINITY : index.firstSeen[slot] + retentionMs;
     const data = computeData(ip, slot);
     const answeredNow = JSON.stringify(data);
@@ -200,7 +208,7 @@ export function createReputation(deps: {
     cache.settle(now);
     const hit = cache.of(ip);
     if (hit !== NO_ANSWER) return cache.viewOf(hit);
-    if (freshSlot(ip, now) === NOT_FOUND) return unreported.body(ip, geo.lookup(ip));
+    if (freshSlot(ip, now) === NOT_FOUND) return unreported.body(ip, unreportedGeo(ip));
     const answer = answerOf(ip, now);
     return typeof answer === "number" ? cache.viewOf(answer) : `${BODY_HEAD}${answer}}`;
   }

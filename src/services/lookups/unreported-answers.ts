@@ -5,6 +5,7 @@
 // (AskedAddresses). Nothing is kept per answer.
 
 import type { Ip } from "../../domain/ip";
+import type { OwnerPair } from "../enrichment/ipv4-owner-ranges";
 import { AskedAddresses } from "./asked-addresses";
 
 /** The parts of an unreported address's answer that vary: the enrichment's country code and network owner. */
@@ -29,6 +30,8 @@ export class UnreportedAnswers {
    * and then by network owner. */
   private readonly tails = new Map<string | null, Map<string | null, string>>();
   private tailCount = 0;
+  /** The same tails by the id of the enrichment's pair, for the merged table's answers. */
+  private tailsByPair: (string | undefined)[] = [];
   private readonly bodyHead: string;
 
   /**
@@ -42,14 +45,17 @@ export class UnreportedAnswers {
     this.bodyHead = bodyHead + DATA_HEAD;
   }
 
-  /** The whole body of a single lookup of `ip`. Counts the address as asked. */
-  body(ip: Ip, geo: UnreportedGeo): string {
+  /**
+   * The whole body of a single lookup of `ip`. Counts the address as asked. A `geo` with an `id` (a pair of the
+   * enrichment's merged table) finds its tail by that id: an array read instead of two map lookups.
+   */
+  body(ip: Ip, geo: UnreportedGeo | OwnerPair): string {
     const cached = this.mark(ip);
     return `${this.bodyHead}${ip.text}${this.tailOf(geo)}${cached}}}`;
   }
 
   /** The data object's JSON for a bulk check's result list. Counts the address as asked. */
-  dataText(ip: Ip, geo: UnreportedGeo): string {
+  dataText(ip: Ip, geo: UnreportedGeo | OwnerPair): string {
     const cached = this.mark(ip);
     return `${DATA_HEAD}${ip.text}${this.tailOf(geo)}${cached}}`;
   }
@@ -65,13 +71,19 @@ export class UnreportedAnswers {
     this.asked.clear();
     this.tails.clear();
     this.tailCount = 0;
+    this.tailsByPair = [];
   }
 
   private mark(ip: Ip): boolean {
     return ip.version === 4 ? this.asked.markIpv4(ip.value) : this.asked.markIpv6(ip.words);
   }
 
-  private tailOf(geo: UnreportedGeo): string {
+  private tailOf(geo: UnreportedGeo | OwnerPair): string {
+    if ("id" in geo && geo.id >= 0) return (this.tailsByPair[geo.id] ??= this.tailByText(geo));
+    return this.tailByText(geo);
+  }
+
+  private tailByText(geo: UnreportedGeo): string {
     let byOwner = this.tails.get(geo.countryCode);
     if (byOwner === undefined) {
       byOwner = new Map();

@@ -1,0 +1,97 @@
+// The country and the network owner of an IPv4 address in one search: the breakpoints of the country ranges and of
+// the ASN ranges merged into one sorted table whose value is the pair (country, owner). An answer for an address
+// nobody reported needs exactly these two, and a lookup of such an address went to memory a dozen times for them
+// (two bucketed searches, the ASN record, the owner's name): about 1.4 µs of a 10 µs request. Built when the
+// enrichment is one country table and one ASN table (the built-in one, or one import of each kind), in tens of
+// milliseconds; otherwise the lookups take the general path.
+
+import { countryName } from "../../domain/countries";
+import { type RangeTable, searchV4Bucketed, v4Buckets } from "../../index/range-table";
+
+/** What an unreported address's answer shows of its place: one shared object per pair, never changed. */
+export interface OwnerPair {
+  /** Dense, from 0: an index for whoever keeps something per pair. */
+  readonly id: number;
+  readonly countryCode: string | null;
+  readonly isp: string | null;
+}
+
+/** A pair of the merged table: the owner's name is decoded when first asked for, not at build time. */
+class TablePair implements OwnerPair {
+  constructor(
+    readonly id: number,
+    readonly countryCode: string | null,
+    private readonly asnTable: RangeTable,
+    private readonly record: number,
+  ) {}
+
+  get isp(): string | null {
+    return this.asnTable.orgAt(this.record);
+  }
+}
+
+/** Owner indexes fit below this (a pair is keyed by countryIndex * ORG_LIMIT + org). */
+const ORG_LIMIT = 2 ** 26;
+
+export class Ipv4OwnerRanges {
+  private constructor(
+    private readonly starts: Uint32Array,
+    private readonly pairIds: Uint32Array,
+    private readonly buckets: Uint32Array,
+    readonly pairs: readonly OwnerPair[],
+  ) {}
+
+  /** The merged table of a country table and an ASN table, or null when the ASN table has too many owners. */
+  static build(countryTable: RangeTable, asnTable: RangeTable): Ipv4OwnerRanges | null {
+    const country = countryTable.v4Entries("country");
+    const asn = asnTable.v4Entries("asn");
+    const cs = country.starts;
+    const cv = country.values;
+    const as = asn.starts;
+    const av = asn.values;
+    const starts = new Uint32Array(cs.length + as.length);
+    const pairIds = new Uint32Array(cs.length + as.length);
+    const pairs: OwnerPair[] = [];
+    const idByKey = new Map<number, number>();
+    let n = 0;
+    let i = 0;
+    let j = 0;
+    let countryIndex = 0;
+    let record = 0;
+    let lastId = -1;
+    while (i < cs.length || j < as.length) {
+      const at = Math.min(i < cs.length ? cs[i] : Infinity, j < as.length ? as[j] : Infinity);
+      while (i < cs.length && cs[i] === at) countryIndex = cv[i++];
+      while (j < as.length && as[j] === at) record = av[j++];
+      const org = asnTable.orgIndexOf(record);
+      if (org >= ORG_LIMIT) return null;
+      const key = countryIndex * ORG_LIMIT + org;
+      let id = idByKey.get(key);
+      if (id === undefined) {
+        id = pairs.length;
+        idByKey.set(key, id);
+        const code = countryTable.countryCodeAt(countryIndex);
+        // As Enrichment.lookup: a code without a country name (ZZ, unassigned) means unknown.
+        pairs.push(new TablePair(id, countryName(code) === null ? null : code, asnTable, record));
+      }
+      if (id !== lastId) {
+        starts[n] = at;
+        pairIds[n] = id;
+        n++;
+        lastId = id;
+      }
+    }
+    const merged = starts.slice(0, n);
+    return new Ipv4OwnerRanges(merged, pairIds.slice(0, n), v4Buckets(merged), pairs);
+  }
+
+  /** The pair of an IPv4 address (its value), special-purpose space not excluded: the caller checks that first. */
+  pairOf(value: number): OwnerPair {
+    const i = searchV4Bucketed(this.starts, this.buckets, value);
+    return this.pairs[this.pairIds[i]];
+  }
+
+  get size(): number {
+    return this.starts.length;
+  }
+}

@@ -22,7 +22,7 @@ import { ReportStateService } from "../services/reports/states";
 import { CreditService } from "../services/reports/credits";
 import { openEnrichment } from "../services/enrichment/enrichment";
 import { IndexSync } from "../services/changes/index-sync";
-import { openIndex, persistIndex } from "../services/changes/persisted-index";
+import { openIndex, persistIndex, persistIndexInBackground } from "../services/changes/persisted-index";
 import { isFullLength } from "../services/feeds/listing-records";
 import { addressRowExists } from "../store/address-rows";
 import { createAllowlist } from "../services/allowlist/allowlist";
@@ -144,11 +144,11 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   stoppers.push(() => feeds.schedule.stop());
   // After a rebuild the first interval writes the file; after a load, only a change does.
   let persistedGeneration = indexSync.persistedSeq === null ? Number.NaN : index.generation;
+  const listings = { candidates: () => [...listed.cidrs()].filter(isFullLength).map((c) => c.network), hasRow: addressRowExists(store) };
   const writeIndexFile = (when: "on shutdown" | "on its interval") => {
     if (indexFile === undefined) return;
     try {
       const started = performance.now();
-      const listings = { candidates: () => [...listed.cidrs()].filter(isFullLength).map((c) => c.network), hasRow: addressRowExists(store) };
       const { bytes } = persistIndex(store, indexSync, scoring.riskThresholds, indexFile, listings);
       persistedGeneration = index.generation;
       if (when === "on shutdown") console.log(`index: wrote ${indexFile} (${index.size} entries, ${Math.round(bytes / 1048576)} MB) in ${Math.round(performance.now() - started)} ms`);
@@ -156,9 +156,25 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       console.error(`index: writing ${indexFile} ${when} failed (the next start replays or rebuilds):`, error);
     }
   };
+  // The interval's write goes on in the background (the requests go on meanwhile); one at a time, and the stop
+  // waits for it before its own.
+  let writing: Promise<void> | null = null;
+  const writeIndexFileInBackground = () => {
+    if (indexFile === undefined || writing !== null) return;
+    const generation = index.generation;
+    writing = persistIndexInBackground(store, indexSync, scoring.riskThresholds, indexFile, listings)
+      .then(() => {
+        persistedGeneration = generation;
+      })
+      .catch((error) => console.error(`index: writing ${indexFile} on its interval failed (the next start replays or rebuilds):`, error))
+      .finally(() => {
+        writing = null;
+      });
+  };
   // Registered before the writers' stoppers, so it runs after them: the file holds the last commit. An index
   // unchanged since the file was read leaves it as it is (a commit not yet followed is replayed at the next start).
-  stoppers.push(() => {
+  stoppers.push(async () => {
+    if (writing !== null) await writing;
     if (index.generation !== persistedGeneration) writeIndexFile("on shutdown");
   });
   changes.onExternalChange(() => {
@@ -174,7 +190,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     try {
       if (enrichment.reloadImported()) reputation.clearCache();
       if (++ticks % 30 === 0) indexSync.prune();
-      if (ticks % persistEveryTicks === 0 && index.generation !== persistedGeneration) writeIndexFile("on its interval");
+      if (ticks % persistEveryTicks === 0 && index.generation !== persistedGeneration) writeIndexFileInBackground();
     } catch (error) {
       console.error("housekeeping failed (retried shortly):", error);
     }

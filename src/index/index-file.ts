@@ -7,6 +7,7 @@
 // The generation the file was taken at (`stamp`) is opaque here: the caller decides whether it still matches.
 
 import { closeSync, ftruncateSync, openSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { open, rename, rm } from "node:fs/promises";
 import { CARRIED_COLUMNS, type CarriedColumn, type ColumnArray, type PersistedIndexParts, ReputationIndex } from "./reputation-index";
 import type { RiskThresholds } from "../domain/risk";
 import { RadixTree4 } from "./radix4";
@@ -58,16 +59,22 @@ const bytesOf = (a: ArrayBufferView): Uint8Array => new Uint8Array(a.buffer, a.b
 const hashOf = (bytes: Uint8Array): string => Bun.hash.xxHash3(bytes).toString();
 const padTo = (n: number): number => Math.ceil(n / ALIGN) * ALIGN;
 
+/** A file's bytes, ready to write: chunks at their positions, and the whole size. */
+export interface EncodedIndexFile {
+  chunks: { bytes: Uint8Array; position: number }[];
+  size: number;
+}
+
 /**
- * Writes `content` to `path` through `path.tmp` and a rename. Not fsynced: after a power loss the file
- * may be torn, which its hashes catch (the server then rebuilds).
+ * The bytes of the file of `content`. With `detached`, every chunk is a copy, so the index may change while they
+ * are written (a write in the background); without, the columns' chunks are views of the live arrays.
  */
-export function writeIndexFile(path: string, stamp: IndexFileStamp, thresholds: RiskThresholds, content: IndexFileContent): number {
+export function encodeIndexFile(stamp: IndexFileStamp, thresholds: RiskThresholds, content: IndexFileContent, detached = false): EncodedIndexFile {
   const { parts, dropped } = content;
   const blobs: [string, Uint8Array][] = [
     ["v4", parts.v4.serialize()],
     ["v6", parts.v6.serialize()],
-    ...CARRIED_COLUMNS.map((name): [string, Uint8Array] => [name, bytesOf(parts.columns[name])]),
+    ...CARRIED_COLUMNS.map((name): [string, Uint8Array] => [name, detached ? bytesOf(parts.columns[name]).slice() : bytesOf(parts.columns[name])]),
     ["freeSlots", bytesOf(parts.freeSlots)],
     ["dropped", new TextEncoder().encode(dropped.join("\n"))],
   ];
@@ -85,14 +92,23 @@ export function writeIndexFile(path: string, stamp: IndexFileStamp, thresholds: 
   view.setUint32(MAGIC.length, headerBytes.byteLength, true);
   view.setBigUint64(MAGIC.length + 8, Bun.hash.xxHash3(headerBytes), true);
   prefix.set(headerBytes, MAGIC.length + 16);
+  const chunks = [{ bytes: prefix, position: 0 }, ...blobs.map(([, bytes], i) => ({ bytes, position: prefix.byteLength + sections[i].offset }))];
+  return { chunks, size: prefix.byteLength + offset };
+}
+
+/**
+ * Writes `content` to `path` through `path.tmp` and a rename. Not fsynced: after a power loss the file
+ * may be torn, which its hashes catch (the server then rebuilds).
+ */
+export function writeIndexFile(path: string, stamp: IndexFileStamp, thresholds: RiskThresholds, content: IndexFileContent): number {
+  const encoded = encodeIndexFile(stamp, thresholds, content);
   // One name, not one per process: a write cut short by a crash leaves one stray file, replaced by the next write.
   const temporary = `${path}.tmp`;
   const fd = openSync(temporary, "w", 0o600);
   try {
-    writeAll(fd, prefix, 0);
-    for (let i = 0; i < blobs.length; i++) writeAll(fd, blobs[i][1], prefix.byteLength + sections[i].offset);
+    for (const { bytes, position } of encoded.chunks) writeAll(fd, bytes, position);
     // Empty or short last sections still end where the header says.
-    ftruncateSync(fd, prefix.byteLength + offset);
+    ftruncateSync(fd, encoded.size);
     closeSync(fd);
     renameSync(temporary, path);
   } catch (error) {
@@ -100,7 +116,30 @@ export function writeIndexFile(path: string, stamp: IndexFileStamp, thresholds: 
     rmSync(temporary, { force: true });
     throw error;
   }
-  return prefix.byteLength + offset;
+  return encoded.size;
+}
+
+/**
+ * Writes an encoded file (see encodeIndexFile with `detached`) the same way, with the writes done off the event
+ * loop: writing 70 MB held a server's requests for 100-300 ms. The caller lets one such write run at a time.
+ */
+export async function writeIndexFileInBackground(path: string, encoded: EncodedIndexFile): Promise<number> {
+  const temporary = `${path}.tmp`;
+  const file = await open(temporary, "w", 0o600);
+  try {
+    for (const { bytes, position } of encoded.chunks) {
+      let done = 0;
+      while (done < bytes.byteLength) done += (await file.write(bytes, done, bytes.byteLength - done, position + done)).bytesWritten;
+    }
+    await file.truncate(encoded.size);
+    await file.close();
+    await rename(temporary, path);
+  } catch (error) {
+    await file.close().catch(() => {});
+    await rm(temporary, { force: true });
+    throw error;
+  }
+  return encoded.size;
 }
 
 function writeAll(fd: number, bytes: Uint8Array, position: number): void {

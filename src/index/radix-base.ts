@@ -200,9 +200,13 @@ export abstract class RadixTreeBase {
   // -------------------------------------------------------------------------------------------------------
   // Serialization: one byte buffer (little-endian int32 words) holding the compacted arrays as they are.
 
-  /** The tree in one buffer, compacted (see compact()); the subclass's `deserialize` reads it back. */
+  /**
+   * The tree in one buffer; the subclass's `deserialize` reads it back. A tree with no freed nodes is written as
+   * it is (a copy of its arrays: the periodic index file of a running server must not stall it for a re-walk);
+   * one with freed nodes is compacted first (see compact()), which also renumbers the nodes in walk order.
+   */
   serialize(): Uint8Array {
-    const c = this.compacted();
+    const c = this.freeCount === 0 ? { roots: this.roots, nodes: this.nodes, values: this.values, top: this.top } : this.compacted();
     const { stride, separateValues, magic } = this.layout;
     const fixedRoot = this.growAt === Infinity && this.bits < AUTO_ROOT_BITS_MAX ? 1 : 0;
     const arrays = [c.roots, c.nodes.subarray(0, c.top * stride)];

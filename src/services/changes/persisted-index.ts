@@ -10,7 +10,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { parseIp, type Ip } from "../../domain/ip";
 import type { RiskThresholds } from "../../domain/risk";
-import { IndexFileProblem, openIndexFile, writeIndexFile } from "../../index/index-file";
+import { encodeIndexFile, IndexFileProblem, openIndexFile, writeIndexFile, writeIndexFileInBackground } from "../../index/index-file";
 import { NOT_FOUND } from "../../index/radix-common";
 import { ReputationIndex } from "../../index/reputation-index";
 import { inReadTransaction, type Store } from "../../store/database";
@@ -92,8 +92,30 @@ export interface ListingOnlyAddresses {
  * (and leaves the previous file, still valid, in place) when the index and the table disagree.
  */
 export function persistIndex(store: Store, sync: IndexSync, thresholds: RiskThresholds, path: string, listings: ListingOnlyAddresses): { seq: number; bytes: number } {
+  const { generation, captured } = captureIndex(store, sync, listings);
+  // Synchronous from the copy to the file: nothing changes the index meanwhile.
+  const bytes = writeIndexFile(path, { token: generation.token!, seq: generation.seq, schema: generation.schema }, thresholds, captured);
+  sync.persistedSeq = generation.seq;
+  return { seq: generation.seq, bytes };
+}
+
+/**
+ * The same, with only the capture and a copy of the bytes on the event loop (tens of milliseconds at 1 M
+ * addresses); the file is written in the background, and the change log may be pruned past the old file's
+ * position only once the new one is in place. One at a time: the caller waits for the last before the next.
+ */
+export async function persistIndexInBackground(store: Store, sync: IndexSync, thresholds: RiskThresholds, path: string, listings: ListingOnlyAddresses): Promise<{ seq: number; bytes: number }> {
+  const { generation, captured } = captureIndex(store, sync, listings);
+  const encoded = encodeIndexFile({ token: generation.token!, seq: generation.seq, schema: generation.schema }, thresholds, captured, true);
+  const bytes = await writeIndexFileInBackground(path, encoded);
+  sync.persistedSeq = generation.seq;
+  return { seq: generation.seq, bytes };
+}
+
+/** Under the write lock: the index caught up with the log, checked against the table, its parts taken. */
+function captureIndex(store: Store, sync: IndexSync, listings: ListingOnlyAddresses) {
   const index = sync.index;
-  const { generation, captured } = stampIndexGeneration(store, () => {
+  return stampIndexGeneration(store, () => {
     sync.follow();
     const dropped: string[] = [];
     for (const ip of listings.candidates()) if (index.slotOf(ip) !== NOT_FOUND && !listings.hasRow(ip.text)) dropped.push(ip.text);
@@ -102,8 +124,4 @@ export function persistIndex(store: Store, sync: IndexSync, thresholds: RiskThre
     if (entries !== rows) throw new Error(`the index holds ${entries} addresses with a row, the table ${rows}: ${INDEX_FILE} not written`);
     return { parts: index.persistedParts(), dropped };
   });
-  // Synchronous from the copy to the file: nothing changes the index meanwhile.
-  const bytes = writeIndexFile(path, { token: generation.token!, seq: generation.seq, schema: generation.schema }, thresholds, captured);
-  sync.persistedSeq = generation.seq;
-  return { seq: generation.seq, bytes };
 }

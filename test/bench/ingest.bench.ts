@@ -91,6 +91,13 @@ async function startServer(argv: string[]): Promise<Server> {
   }
 }
 
+/** CPU time (user + system) a process has used so far, in microseconds (Linux /proc, 100 ticks a second). */
+async function cpuMicros(pid: number): Promise<number> {
+  const stat = await Bun.file(`/proc/${pid}/stat`).text();
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
 /** Reports accepted and group commits so far, from the server's /metrics. */
 async function commitCounts(url: string): Promise<{ reports: number; batches: number }> {
   const text = await (await fetch(`${url}/metrics`)).text();
@@ -200,7 +207,9 @@ async function main() {
     const rounds: { perSecond: number; p99Ms: number }[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const before = await commitCounts(server.url);
+      const cpuBefore = await cpuMicros(server.proc.pid);
       const r = await runWrk(server.url, roundFiles[round]!, SECONDS);
+      const cpuUsPerReport = ((await cpuMicros(server.proc.pid)) - cpuBefore) / Math.max(1, r.requests);
       const after = await commitCounts(server.url);
       acknowledged += r.requests - r.status;
       failed += failures(r);
@@ -210,7 +219,7 @@ async function main() {
       rounds.push({ perSecond: r.perSecond, p99Ms: r.p99Us / 1000 });
       console.log(
         `round ${round + 1}: ${Math.round(r.perSecond).toLocaleString("en").padStart(7)} reports/s  p50 ${ms(r.p50Us)} ms  p99 ${ms(r.p99Us)} ms  ` +
-          `${batches} commits, mean batch ${meanBatch.toFixed(1)}  ceiling (raw inserts, ${Math.round(meanBatch)} per durable commit) ` +
+          `${batches} commits, mean batch ${meanBatch.toFixed(1)}, server CPU ${cpuUsPerReport.toFixed(0)} µs/report  ceiling (raw inserts, ${Math.round(meanBatch)} per durable commit) ` +
           `${Math.round(ceiling).toLocaleString("en")}/s  ratio ${(r.perSecond / ceiling).toFixed(3)}` +
           (failures(r) > 0 ? `  ERRORS ${JSON.stringify({ status: r.status, connect: r.connect, read: r.read, write: r.write, timeout: r.timeout })}` : ""),
       );

@@ -27,6 +27,8 @@ import { enqueueEvent } from "../webhooks/outbox";
 export const DUPLICATE_WINDOW_MS = 15 * 60_000;
 /** A batch this large is written at once instead of waiting for the next macrotask. */
 export const DEFAULT_MAX_BATCH = 256;
+/** A batch waits at most this long for the sockets to drain (see scheduleFlush). */
+export const GATHER_MAX_MS = 2;
 
 export type { ReportSource } from "../../store/reports";
 
@@ -72,6 +74,12 @@ interface Queued {
   reject(error: unknown): void;
 }
 
+/**
+ * While batches keep committing, the webhook dispatcher is nudged at most this often (each nudge is a fan-out
+ * transaction of its own; its timer runs anyway): the first batch after a quiet spell nudges at once.
+ */
+export const EVENT_NUDGE_INTERVAL_MS = 50;
+
 /** How long a report may wait for another process's write lock before it fails with 503 busy. */
 export const BUSY_GIVE_UP_MS = 30_000;
 
@@ -98,6 +106,8 @@ export class ReportService {
   private busyRetry: ReturnType<typeof setTimeout> | null = null;
   private busyDelayMs = 0;
   private readonly busyGiveUpMs: number;
+  private lastNudgeAt = Number.NEGATIVE_INFINITY;
+  private nudgeLater: ReturnType<typeof setTimeout> | null = null;
   readonly stats: BatchStats = { batches: 0, reports: 0, largestBatch: 0 };
 
   constructor(deps: ReportServiceDeps) {
@@ -137,12 +147,29 @@ export class ReportService {
     if (this.queue.length >= this.maxBatch) {
       this.flush();
     } else if (!this.flushScheduled) {
-      this.flushScheduled = true;
-      setImmediate(() => {
-        this.flushScheduled = false;
-        this.flush();
-      });
+      this.scheduleFlush();
     }
+  }
+
+  /**
+   * Flushes once the event loop has drained the sockets: at the first pass of the loop that brought no report,
+   * and at the latest GATHER_MAX_MS after the first report queued. Waiting for the reports the sockets still
+   * hold makes one commit (one fsync) serve them all, instead of two commits taking turns.
+   */
+  private scheduleFlush(): void {
+    this.flushScheduled = true;
+    const firstAt = performance.now();
+    let queued = this.queue.length;
+    const pass = () => {
+      if (this.queue.length > queued && this.queue.length < this.maxBatch && performance.now() - firstAt < GATHER_MAX_MS) {
+        queued = this.queue.length;
+        setImmediate(pass);
+        return;
+      }
+      this.flushScheduled = false;
+      this.flush();
+    };
+    setImmediate(pass);
   }
 
   /**
@@ -186,7 +213,7 @@ export class ReportService {
     if (batch.length > this.stats.largestBatch) this.stats.largestBatch = batch.length;
     try {
       this.publisher.publish(changes);
-      if (ok.includes(true)) this.onEventQueued();
+      if (ok.includes(true)) this.eventsQueued();
     } catch (error) {
       // The batch is committed: its callers must hear so whatever went wrong after the commit.
       console.error("after committing reports:", error);
@@ -194,6 +221,22 @@ export class ReportService {
     for (let i = 0; i < batch.length; i++) {
       if (ok[i]) batch[i].resolve(results[i] as ReportAccepted[]);
       else batch[i].reject(results[i]);
+    }
+  }
+
+  /** Nudges the dispatcher now, or at the end of the nudge interval when it was nudged less than that ago. */
+  private eventsQueued(): void {
+    const sinceLast = performance.now() - this.lastNudgeAt;
+    if (sinceLast >= EVENT_NUDGE_INTERVAL_MS) {
+      this.lastNudgeAt = performance.now();
+      this.onEventQueued();
+    } else if (this.nudgeLater === null) {
+      this.nudgeLater = setTimeout(() => {
+        this.nudgeLater = null;
+        this.lastNudgeAt = performance.now();
+        this.onEventQueued();
+      }, EVENT_NUDGE_INTERVAL_MS - sinceLast);
+      (this.nudgeLater as { unref?: () => void }).unref?.();
     }
   }
 
@@ -217,10 +260,18 @@ export class ReportService {
     const ok: boolean[] = new Array(batch.length).fill(false);
     const written: Written[] = [];
     const totals = this.ledger.totalsOfRows();
+    // The duplicate rule: each reporter's last report of the address, stored or earlier in this batch.
+    let cutoff = Number.POSITIVE_INFINITY;
+    for (const q of batch) cutoff = Math.min(cutoff, q.atMs - DUPLICATE_WINDOW_MS);
+    const stored = this.stmt.lastReportsAt.all(JSON.stringify(batch.map((q) => [q.reporterId, q.inputs[0]!.ip.text])), cutoff);
+    const inBatch = new Map<string, number>();
     for (let i = 0; i < batch.length; i++) {
       const q = batch[i]!;
+      const key = `${q.reporterId} ${q.inputs[0]!.ip.text}`;
       try {
-        const ws = this.write(q, careful);
+        const earlier = inBatch.get(key) ?? Number.NEGATIVE_INFINITY;
+        const ws = this.write(q, Math.max(stored[i]!.last ?? Number.NEGATIVE_INFINITY, earlier), careful);
+        inBatch.set(key, Math.max(earlier, q.atMs));
         for (const w of ws) {
           written.push(w);
           w.balance = totals.add(q.reporterId, CREDITS_FOR_ACCEPTED_REPORT, q.atMs, { accepted: 1 });
@@ -241,14 +292,13 @@ export class ReportService {
 
   /**
    * One submission inside the batch's transaction: its reports, their first transitions and ledger rows. Throws
-   * without writing anything when it is refused. Careless (`careful` false), a failure halfway throws
+   * without writing anything when it is refused (`last`: the reporter's last report of the address, or -∞). Careless (`careful` false), a failure halfway throws
    * ReportWriteFailed, for the whole batch to be written again carefully: with a savepoint around the submission.
    */
-  private write(q: Queued, careful: boolean): Written[] {
-    const { inputs, reporterId, atMs } = q;
+  private write(q: Queued, last: number, careful: boolean): Written[] {
+    const { inputs, atMs } = q;
     const ip = inputs[0].ip;
-    const last = this.stmt.lastReportAt.get(reporterId, ip.text, atMs - DUPLICATE_WINDOW_MS)?.last ?? null;
-    if (last !== null) throw duplicateReport(ip, last + DUPLICATE_WINDOW_MS - atMs);
+    if (last > atMs - DUPLICATE_WINDOW_MS) throw duplicateReport(ip, last + DUPLICATE_WINDOW_MS - atMs);
     if (!careful) {
       try {
         return inputs.map((input) => this.writeOne(q, input));

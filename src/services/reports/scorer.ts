@@ -116,19 +116,19 @@ export function createAddressScorer(store: Store, params: ScoringParameters, opt
       remove.run(ip.text);
       return null;
     }
-    upsert.run({
-      $ip: ip.text,
-      $version: ip.version,
-      $score: score.reputationScore,
-      $total: score.totalReports,
-      $verified: score.verifiedReports,
-      $mask: score.categoriesMask,
-      $lastCategory: score.lastCategory,
-      $firstSeen: score.firstSeenMs,
-      $lastSeen: score.lastSeenMs,
-      $scoredAt: nowMs,
-      $due: nextRescoreDueMs(reports, nowMs, params),
-    });
+    upsert.run(
+      ip.text,
+      ip.version,
+      score.reputationScore,
+      score.totalReports,
+      score.verifiedReports,
+      score.categoriesMask,
+      score.lastCategory,
+      score.firstSeenMs,
+      score.lastSeenMs,
+      nowMs,
+      nextRescoreDueMs(reports, nowMs, params),
+    );
     return record;
   };
   return {

@@ -7,6 +7,7 @@ import { OPTIONS, resolveConfig } from "../config";
 import { systemClock } from "../domain/clock";
 import { AppError } from "../domain/errors";
 import { openStore, SERVER_BUSY_TIMEOUT_MS } from "../store/database";
+import { startWalCheckpointer, type WalCheckpointer } from "../store/wal-checkpointer";
 import { type Services } from "../services/services";
 import { createServices } from "../app/create-services";
 import { createSnapshotServices } from "../app/snapshot-services";
@@ -54,11 +55,14 @@ export const serveCommand: Command = {
     if (config.follow !== null) return serveEdge(config);
     // --snapshot FILE: the read-only composition over a snapshot; the data directory is not touched.
     let services: Services;
+    let checkpointer: WalCheckpointer | null = null;
     if (config.snapshot !== null) {
       services = await createSnapshotServices({ config, clock: systemClock });
     } else {
       services = await createServices({ config, clock: systemClock, store: openStore(config.dataDir, { sync: config.syncMode, busyTimeoutMs: SERVER_BUSY_TIMEOUT_MS }) });
       await ensureInitialAdmin(services, config);
+      // Checkpoints off the event loop: a commit never waits for the log to be copied into the database.
+      checkpointer = await startWalCheckpointer(services.store);
       writeFileSync(join(config.dataDir, SERVER_PID_FILE), `${process.pid}\n`, { mode: 0o600 });
     }
     const store = services.store;
@@ -76,6 +80,7 @@ export const serveCommand: Command = {
       const shutdown = async () => {
         server.stop();
         await services.stop();
+        await checkpointer?.stop();
         store.close();
         if (config.snapshot === null) rmSync(join(config.dataDir, SERVER_PID_FILE), { force: true });
         resolve();

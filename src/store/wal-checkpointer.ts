@@ -4,9 +4,9 @@
 // event loop waits (measured on 1 M addresses: commit p99 28-46 ms and max 0.2-0.3 s with it, 9-13 ms and 20 ms
 // without). Here a worker with its own connection runs a PASSIVE checkpoint every 50 ms (a page written by several
 // commits in that time is copied once), which never blocks the server's writer or readers, and the server's
-// connection checkpoints itself only when the log grows
-// past SAFETY_NET_PAGES (the worker stuck or gone). Durability is unchanged: a commit is durable once its frames
-// are synced to the log, whoever copies them into the database file later.
+// connection checkpoints itself only when the log grows past SAFETY_NET_PAGES (the worker stuck or gone).
+// Durability is unchanged: a commit is durable once its frames are synced to the log, whoever copies them into
+// the database file later.
 
 import type { Store } from "./database";
 

@@ -62,7 +62,10 @@ export const serveCommand: Command = {
       services = await createServices({ config, clock: systemClock, store: openStore(config.dataDir, { sync: config.syncMode, busyTimeoutMs: SERVER_BUSY_TIMEOUT_MS }) });
       await ensureInitialAdmin(services, config);
       // Checkpoints off the event loop: a commit never waits for the log to be copied into the database.
-      checkpointer = await startWalCheckpointer(services.store);
+      checkpointer = await startWalCheckpointer(services.store).catch((error) => {
+        console.error(`background checkpoints are off (each commit checkpoints when it must): ${(error as Error).message}`);
+        return null;
+      });
       writeFileSync(join(config.dataDir, SERVER_PID_FILE), `${process.pid}\n`, { mode: 0o600 });
     }
     const store = services.store;

@@ -85,11 +85,17 @@ export async function startWalCheckpointer(store: Store, options: { intervalMs?:
   });
   const synchronous = (store.sqlite.query("PRAGMA synchronous").get() as { synchronous: number }).synchronous;
   worker.postMessage({ type: "start", path: store.path, synchronous, intervalMs: options.intervalMs ?? DEFAULT_INTERVAL_MS });
+  let timer: ReturnType<typeof setTimeout> | undefined;
   try {
-    await started;
+    await Promise.race([
+      started,
+      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error("the checkpoint worker did not start within 5 s")), 5_000))),
+    ]);
   } catch (error) {
     worker.terminate();
     throw error;
+  } finally {
+    clearTimeout(timer);
   }
   store.sqlite.exec(`PRAGMA wal_autocheckpoint = ${SAFETY_NET_PAGES}`);
   // The worker alone must not keep a process alive.

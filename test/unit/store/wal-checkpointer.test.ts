@@ -73,3 +73,9 @@ test("after stop() nothing is copied in the background any more; stopping twice 
   expect(autocheckpoint()).toBe(1000);
   expect((store.sqlite.query("SELECT count(*) AS n FROM meta WHERE key LIKE 'key-%'").get() as { n: number }).n).toBe(2_000);
 });
+
+test("a worker that cannot open the database fails the start and leaves the connection's own checkpoint as it was", async () => {
+  const elsewhere = { ...store, path: join(dir, "missing", "abuse-intel.db") };
+  await expect(startWalCheckpointer(elsewhere, { intervalMs: 5 })).rejects.toThrow();
+  expect(autocheckpoint()).toBe(1000);
+});

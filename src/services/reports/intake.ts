@@ -2,8 +2,8 @@
 // the address rescored and the `ip.reported` outbox row, all committed before the caller answers 201.
 //
 // Group commit: a durable commit costs an fsync, far more than the statements of one report. Reports arriving
-// together are queued and written in ONE immediate transaction per batch (flushed on the next macrotask, or at
-// once when the batch is full); every promise settles only after that commit, and each is rejected for its own
+// together are queued and written in ONE immediate transaction per batch (flushed once the event loop has drained
+// the sockets, or at once when the batch is full); every promise settles only after that commit, and each is rejected for its own
 // errors (a duplicate, say) without failing the others. An unexpected failure of one report halfway through its
 // writes rolls the batch back and writes it again with each report in a savepoint, so only that report fails
 // (savepoints cost two statements a report, so the first attempt goes without). Each reporter's credit totals
@@ -292,8 +292,9 @@ export class ReportService {
 
   /**
    * One submission inside the batch's transaction: its reports, their first transitions and ledger rows. Throws
-   * without writing anything when it is refused (`last`: the reporter's last report of the address, or -∞). Careless (`careful` false), a failure halfway throws
-   * ReportWriteFailed, for the whole batch to be written again carefully: with a savepoint around the submission.
+   * without writing anything when it is refused (`last`: the reporter's last report of the address, or -∞).
+   * Careless (`careful` false), a failure halfway throws ReportWriteFailed, for the whole batch to be written
+   * again carefully: with a savepoint around each submission.
    */
   private write(q: Queued, last: number, careful: boolean): Written[] {
     const { inputs, atMs } = q;

@@ -64,7 +64,7 @@ export class CreditLedger {
     return this.tables.addRow(userId, delta, reason, reportId, atMs, counters.accepted ?? 0, counters.verified ?? 0);
   }
 
-  /** Adds one ledger row WITHOUT moving the totals: a TotalsOfRows made by totalsOfRows() moves them, once per account. */
+  /** Adds one ledger row WITHOUT moving the totals: a TotalsOfRows (totalsOfRows()) moves them once per account. */
   recordRow(userId: number, delta: number, reason: CreditReason, reportId: number | null, atMs: number): void {
     this.tables.insertRow(userId, delta, reason, reportId, atMs);
   }

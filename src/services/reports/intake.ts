@@ -78,7 +78,7 @@ interface Queued {
  * While batches keep committing, the webhook dispatcher is nudged at most this often (each nudge is a fan-out
  * transaction of its own; its timer runs anyway): the first batch after a quiet spell nudges at once.
  */
-export const EVENT_NUDGE_INTERVAL_MS = 50;
+export const EVENT_NUDGE_INTERVAL_MS = 20;
 
 /** How long a report may wait for another process's write lock before it fails with 503 busy. */
 export const BUSY_GIVE_UP_MS = 30_000;

@@ -42,13 +42,17 @@ self.onmessage = (event) => {
     db.exec("PRAGMA synchronous = " + message.synchronous);
     const checkpoint = db.prepare("PRAGMA wal_checkpoint(PASSIVE)");
     let copied = 0;
+    let lastError = "";
     timer = setInterval(() => {
       try {
         const row = checkpoint.get();
         if (row && row.checkpointed > copied) postMessage({ type: "copied", frames: row.checkpointed - copied });
         copied = row && row.log > 0 ? row.checkpointed : 0;
+        lastError = "";
       } catch (error) {
-        postMessage({ type: "error", message: String(error) });
+        // Said once, not every few milliseconds while it lasts (a full disk, say).
+        if (String(error) !== lastError) postMessage({ type: "error", message: String(error) });
+        lastError = String(error);
       }
     }, message.intervalMs);
     postMessage({ type: "started" });

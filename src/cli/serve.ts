@@ -7,6 +7,7 @@ import { OPTIONS, resolveConfig } from "../config";
 import { systemClock } from "../domain/clock";
 import { AppError } from "../domain/errors";
 import { openStore, SERVER_BUSY_TIMEOUT_MS } from "../store/database";
+import { startWalCheckpointer, type WalCheckpointer } from "../store/wal-checkpointer";
 import { type Services } from "../services/services";
 import { createServices } from "../app/create-services";
 import { indexFilePath } from "../services/changes/persisted-index";
@@ -69,12 +70,22 @@ export const serveCommand: Command = {
     const store = services.store;
     const app = createApp(services);
     const server = listen(services, app, { hostname: config.host, port: config.port });
+    // Checkpoints off the event loop: a commit never waits for the log to be copied into the database. Started
+    // once the server listens (a worker takes tens of milliseconds to start); until then commits checkpoint as before.
+    const checkpointer: Promise<WalCheckpointer | null> =
+      config.snapshot !== null
+        ? Promise.resolve(null)
+        : startWalCheckpointer(store).catch((error) => {
+            console.error(`background checkpoints are off (each commit checkpoints when it must): ${(error as Error).message}`);
+            return null;
+          });
     // The signals are handled before the line that says the server listens: a stop sent on seeing it is clean
     // (the index file and the last counts are written).
     const stopped = new Promise<void>((resolve) => {
       const shutdown = async () => {
         server.stop();
         await services.stop();
+        await (await checkpointer)?.stop();
         store.close();
         if (config.snapshot === null) rmSync(join(config.dataDir, SERVER_PID_FILE), { force: true });
         resolve();

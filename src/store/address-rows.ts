@@ -54,12 +54,18 @@ export function recentAddresses(store: Store, limit: number, offset: number): { 
   return { total, ips: rows.map((r) => r.ip) };
 }
 
-/** Writes an address's row (insert or update) or deletes it: what the scorer stores after rescoring. */
+/**
+ * Writes an address's row (insert or update) or deletes it: what the scorer stores after rescoring. `upsert.run`
+ * takes ip, version, score, total, verified, mask, lastCategory, firstSeen, lastSeen, scoredAt, rescoreDueAt.
+ */
 export function addressWriter(store: Pick<Store, "sqlite">) {
-  const upsert = store.sqlite.prepare(
+  const upsert = store.sqlite.prepare<
+    never,
+    [string, number, number, number, number, number, string | null, number | null, number | null, number, number | null]
+  >(
     `INSERT INTO addresses (ip, ip_version, reputation_score, total_reports, verified_reports, categories_mask,
                             last_category, first_seen, last_seen, scored_at, rescore_due_at)
-     VALUES ($ip, $version, $score, $total, $verified, $mask, $lastCategory, $firstSeen, $lastSeen, $scoredAt, $due)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT(ip) DO UPDATE SET
        reputation_score = excluded.reputation_score, total_reports = excluded.total_reports,
        verified_reports = excluded.verified_reports, categories_mask = excluded.categories_mask,

@@ -57,6 +57,16 @@ export class CreditTables {
     return this.stmt.upsertTotals.get(userId, delta, Math.max(delta, 0), accepted, verified, atMs)!.balance;
   }
 
+  /** Adds a ledger row without moving the totals: the caller moves them with addToTotals in the same transaction. */
+  insertRow(userId: number, delta: number, reason: string, reportId: number | null, atMs: number): void {
+    this.stmt.insertRow.run(userId, delta, reason, reportId, atMs);
+  }
+
+  /** Moves an account's totals by the sums of rows written with insertRow; returns the balance. */
+  addToTotals(userId: number, delta: number, lifetimeEarned: number, accepted: number, verified: number, atMs: number): number {
+    return this.stmt.upsertTotals.get(userId, delta, lifetimeEarned, accepted, verified, atMs)!.balance;
+  }
+
   /** The rows a report's credits were written as, oldest first. */
   rowsOfReport(reportId: number): { reason: string; delta: number }[] {
     return this.stmt.creditedOf.all(reportId);

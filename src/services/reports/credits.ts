@@ -64,6 +64,16 @@ export class CreditLedger {
     return this.tables.addRow(userId, delta, reason, reportId, atMs, counters.accepted ?? 0, counters.verified ?? 0);
   }
 
+  /** Adds one ledger row WITHOUT moving the totals: a TotalsOfRows (totalsOfRows()) moves them once per account. */
+  recordRow(userId: number, delta: number, reason: CreditReason, reportId: number | null, atMs: number): void {
+    this.tables.insertRow(userId, delta, reason, reportId, atMs);
+  }
+
+  /** Collects the totals of rows written with recordRow, to move them in one statement per account. */
+  totalsOfRows(): TotalsOfRows {
+    return new TotalsOfRows(this.tables);
+  }
+
   /**
    * Reverses what a report earned, one negative row per credit it received (−1 for being accepted, −2 more if it
    * had been verified). A report that earned nothing (an imported one) gets no rows. Returns the rows written.
@@ -78,6 +88,56 @@ export class CreditLedger {
       rows++;
     }
     return rows;
+  }
+}
+
+/** Where the balance right after one ledger row lands once its totals are moved. */
+export interface BalanceAfterRow {
+  balance: number;
+}
+
+interface AccountTotals {
+  delta: number;
+  lifetimeEarned: number;
+  accepted: number;
+  verified: number;
+  atMs: number;
+  rows: { delta: number; after: BalanceAfterRow }[];
+}
+
+/**
+ * The totals of ledger rows a transaction wrote with recordRow, moved by move() once per account, as if each row
+ * had moved them in turn: `updatedAt` becomes the last row's time, and each row's BalanceAfterRow the balance
+ * right after it. Call move() inside the same transaction as the rows.
+ */
+export class TotalsOfRows {
+  private readonly accounts = new Map<number, AccountTotals>();
+
+  constructor(private readonly tables: CreditTables) {}
+
+  /** Counts a row written with recordRow; its balance is known after move(). */
+  add(userId: number, delta: number, atMs: number, counters: CounterChange = {}): BalanceAfterRow {
+    let totals = this.accounts.get(userId);
+    if (totals === undefined) {
+      totals = { delta: 0, lifetimeEarned: 0, accepted: 0, verified: 0, atMs, rows: [] };
+      this.accounts.set(userId, totals);
+    }
+    totals.delta += delta;
+    totals.lifetimeEarned += Math.max(delta, 0);
+    totals.accepted += counters.accepted ?? 0;
+    totals.verified += counters.verified ?? 0;
+    totals.atMs = atMs;
+    const after: BalanceAfterRow = { balance: Number.NaN };
+    totals.rows.push({ delta, after });
+    return after;
+  }
+
+  move(): void {
+    for (const [userId, t] of this.accounts) {
+      let balance = this.tables.addToTotals(userId, t.delta, t.lifetimeEarned, t.accepted, t.verified, t.atMs) - t.delta;
+      for (const row of t.rows) row.after.balance = balance += row.delta;
+    }
+    this.accounts.clear();
   }
 }
 

@@ -2,11 +2,13 @@
 // the address rescored and the `ip.reported` outbox row, all committed before the caller answers 201.
 //
 // Group commit: a durable commit costs an fsync, far more than the statements of one report. Reports arriving
-// together are queued and written in ONE immediate transaction per batch (flushed on the next macrotask, or at
-// once when the batch is full); every promise settles only after that commit, and each is rejected for its own
-// errors (a duplicate, say) without failing the others. Each report's writes sit in a savepoint, so an unexpected
-// failure of one report rolls back only that report. Each address of a batch is rescored once, after its
-// reports, and each report's `ip.reported` event carries the address's confidence after the batch.
+// together are queued and written in ONE immediate transaction per batch (flushed once the event loop has drained
+// the sockets, or at once when the batch is full); every promise settles only after that commit, and each is rejected for its own
+// errors (a duplicate, say) without failing the others. An unexpected failure of one report halfway through its
+// writes rolls the batch back and writes it again with each report in a savepoint, so only that report fails
+// (savepoints cost two statements a report, so the first attempt goes without). Each reporter's credit totals
+// move once per batch, each address of a batch is rescored once, after its reports (their rows read in one
+// statement), and each report's `ip.reported` event carries the address's confidence after the batch.
 
 import { type ReportSource, reportIntakeStatements } from "../../store/reports";
 import type { Category } from "../../domain/categories";
@@ -18,13 +20,15 @@ import { abuseConfidence, type Severity } from "../../domain/scoring";
 import { busyError, inTransaction, isBusyError, storageError, type Store } from "../../store/database";
 import { AddressChanges, AddressChangePublisher } from "../changes/address-changes";
 import type { AddressScorer } from "./scorer";
-import { CREDITS_FOR_ACCEPTED_REPORT, CreditLedger } from "./credits";
+import { type BalanceAfterRow, CREDITS_FOR_ACCEPTED_REPORT, CreditLedger } from "./credits";
 import { enqueueEvent } from "../webhooks/outbox";
 
 /** The same reporter may report the same address again only after this long. */
 export const DUPLICATE_WINDOW_MS = 15 * 60_000;
 /** A batch this large is written at once instead of waiting for the next macrotask. */
 export const DEFAULT_MAX_BATCH = 256;
+/** A batch waits at most this long for the sockets to drain (see scheduleFlush). */
+export const GATHER_MAX_MS = 2;
 
 export type { ReportSource } from "../../store/reports";
 
@@ -70,6 +74,12 @@ interface Queued {
   reject(error: unknown): void;
 }
 
+/**
+ * While batches keep committing, the webhook dispatcher is nudged at most this often (each nudge is a fan-out
+ * transaction of its own; its timer runs anyway): the first batch after a quiet spell nudges at once.
+ */
+export const EVENT_NUDGE_INTERVAL_MS = 20;
+
 /** How long a report may wait for another process's write lock before it fails with 503 busy. */
 export const BUSY_GIVE_UP_MS = 30_000;
 
@@ -96,6 +106,8 @@ export class ReportService {
   private busyRetry: ReturnType<typeof setTimeout> | null = null;
   private busyDelayMs = 0;
   private readonly busyGiveUpMs: number;
+  private lastNudgeAt = Number.NEGATIVE_INFINITY;
+  private nudgeLater: ReturnType<typeof setTimeout> | null = null;
   readonly stats: BatchStats = { batches: 0, reports: 0, largestBatch: 0 };
 
   constructor(deps: ReportServiceDeps) {
@@ -135,12 +147,29 @@ export class ReportService {
     if (this.queue.length >= this.maxBatch) {
       this.flush();
     } else if (!this.flushScheduled) {
-      this.flushScheduled = true;
-      setImmediate(() => {
-        this.flushScheduled = false;
-        this.flush();
-      });
+      this.scheduleFlush();
     }
+  }
+
+  /**
+   * Flushes once the event loop has drained the sockets: at the first pass of the loop that brought no report,
+   * and at the latest GATHER_MAX_MS after the first report queued. Waiting for the reports the sockets still
+   * hold makes one commit (one fsync) serve them all, instead of two commits taking turns.
+   */
+  private scheduleFlush(): void {
+    this.flushScheduled = true;
+    const firstAt = performance.now();
+    let queued = this.queue.length;
+    const pass = () => {
+      if (this.queue.length > queued && this.queue.length < this.maxBatch && performance.now() - firstAt < GATHER_MAX_MS) {
+        queued = this.queue.length;
+        setImmediate(pass);
+        return;
+      }
+      this.flushScheduled = false;
+      this.flush();
+    };
+    setImmediate(pass);
   }
 
   /**
@@ -157,24 +186,9 @@ export class ReportService {
     const batch = this.queue;
     if (batch.length === 0) return;
     this.queue = [];
-    const outcomes: (ReportAccepted[] | unknown)[] = new Array(batch.length);
-    const ok: boolean[] = new Array(batch.length).fill(false);
-    const changes = new AddressChanges();
+    let outcomes: BatchOutcomes;
     try {
-      inTransaction(this.store, () => {
-        const written: Written[] = [];
-        for (let i = 0; i < batch.length; i++) {
-          try {
-            const ws = this.write(batch[i]);
-            for (const w of ws) written.push(w);
-            outcomes[i] = ws.map((w) => w.accepted);
-            ok[i] = true;
-          } catch (error) {
-            outcomes[i] = error;
-          }
-        }
-        this.rescoreAndAnnounce(written, changes);
-      });
+      outcomes = this.commit(batch);
     } catch (error) {
       // The commit itself failed: nothing of the batch is stored.
       if (!final && isBusyError(error)) {
@@ -192,33 +206,107 @@ export class ReportService {
       for (const q of batch) q.reject(storageError(error) ?? error);
       return;
     }
+    const { results, ok, changes } = outcomes;
     this.busyDelayMs = 0;
     this.stats.batches++;
     this.stats.reports += batch.length;
     if (batch.length > this.stats.largestBatch) this.stats.largestBatch = batch.length;
     try {
       this.publisher.publish(changes);
-      if (ok.includes(true)) this.onEventQueued();
+      if (ok.includes(true)) this.eventsQueued();
     } catch (error) {
       // The batch is committed: its callers must hear so whatever went wrong after the commit.
       console.error("after committing reports:", error);
     }
     for (let i = 0; i < batch.length; i++) {
-      if (ok[i]) batch[i].resolve(outcomes[i] as ReportAccepted[]);
-      else batch[i].reject(outcomes[i]);
+      if (ok[i]) batch[i].resolve(results[i] as ReportAccepted[]);
+      else batch[i].reject(results[i]);
+    }
+  }
+
+  /** Nudges the dispatcher now, or at the end of the nudge interval when it was nudged less than that ago. */
+  private eventsQueued(): void {
+    const sinceLast = performance.now() - this.lastNudgeAt;
+    if (sinceLast >= EVENT_NUDGE_INTERVAL_MS) {
+      this.lastNudgeAt = performance.now();
+      this.onEventQueued();
+    } else if (this.nudgeLater === null) {
+      this.nudgeLater = setTimeout(() => {
+        this.nudgeLater = null;
+        this.lastNudgeAt = performance.now();
+        this.onEventQueued();
+      }, EVENT_NUDGE_INTERVAL_MS - sinceLast);
+      (this.nudgeLater as { unref?: () => void }).unref?.();
     }
   }
 
   /**
-   * One report inside the batch's transaction: the report, its first transition and its credit. Throws without
-   * writing anything when it is refused. The address is rescored once per batch, afterwards.
+   * Writes the batch in one transaction. Reports are written without savepoints (a duplicate is refused before
+   * anything is written); if one fails halfway, the transaction is rolled back and the batch written again with
+   * a savepoint around each report, so only that report fails.
    */
-  private write(q: Queued): Written[] {
-    const { inputs, reporterId, atMs } = q;
-    const ip = inputs[0].ip;
-    const last = this.stmt.lastReportAt.get(reporterId, ip.text, atMs - DUPLICATE_WINDOW_MS)?.last ?? null;
-    if (last !== null) throw duplicateReport(ip, last + DUPLICATE_WINDOW_MS - atMs);
+  private commit(batch: readonly Queued[]): BatchOutcomes {
+    try {
+      return inTransaction(this.store, () => this.writeBatch(batch, false));
+    } catch (error) {
+      if (!(error instanceof ReportWriteFailed)) throw error;
+      return inTransaction(this.store, () => this.writeBatch(batch, true));
+    }
+  }
 
+  /** The batch's reports, then each reporter's credit totals, each address rescored and each report's event. */
+  private writeBatch(batch: readonly Queued[], careful: boolean): BatchOutcomes {
+    const results: (ReportAccepted[] | unknown)[] = new Array(batch.length);
+    const ok: boolean[] = new Array(batch.length).fill(false);
+    const written: Written[] = [];
+    const totals = this.ledger.totalsOfRows();
+    // The duplicate rule: each reporter's last report of the address, stored or earlier in this batch.
+    let cutoff = Number.POSITIVE_INFINITY;
+    for (const q of batch) cutoff = Math.min(cutoff, q.atMs - DUPLICATE_WINDOW_MS);
+    const stored = this.stmt.lastReportsAt.all(JSON.stringify(batch.map((q) => [q.reporterId, q.inputs[0]!.ip.text])), cutoff);
+    const inBatch = new Map<string, number>();
+    for (let i = 0; i < batch.length; i++) {
+      const q = batch[i]!;
+      const key = `${q.reporterId} ${q.inputs[0]!.ip.text}`;
+      try {
+        const earlier = inBatch.get(key) ?? Number.NEGATIVE_INFINITY;
+        const ws = this.write(q, Math.max(stored[i]!.last ?? Number.NEGATIVE_INFINITY, earlier), careful);
+        inBatch.set(key, Math.max(earlier, q.atMs));
+        for (const w of ws) {
+          written.push(w);
+          w.balance = totals.add(q.reporterId, CREDITS_FOR_ACCEPTED_REPORT, q.atMs, { accepted: 1 });
+        }
+        results[i] = ws.map((w) => w.accepted);
+        ok[i] = true;
+      } catch (error) {
+        if (error instanceof ReportWriteFailed) throw error;
+        results[i] = error;
+      }
+    }
+    totals.move();
+    for (const w of written) w.accepted.creditBalance = w.balance.balance;
+    const changes = new AddressChanges();
+    this.rescoreAndAnnounce(written, changes);
+    return { results, ok, changes };
+  }
+
+  /**
+   * One submission inside the batch's transaction: its reports, their first transitions and ledger rows. Throws
+   * without writing anything when it is refused (`last`: the reporter's last report of the address, or -∞).
+   * Careless (`careful` false), a failure halfway throws ReportWriteFailed, for the whole batch to be written
+   * again carefully: with a savepoint around each submission.
+   */
+  private write(q: Queued, last: number, careful: boolean): Written[] {
+    const { inputs, atMs } = q;
+    const ip = inputs[0].ip;
+    if (last > atMs - DUPLICATE_WINDOW_MS) throw duplicateReport(ip, last + DUPLICATE_WINDOW_MS - atMs);
+    if (!careful) {
+      try {
+        return inputs.map((input) => this.writeOne(q, input));
+      } catch (error) {
+        throw new ReportWriteFailed(error);
+      }
+    }
     this.stmt.savepoint.run();
     try {
       const written = inputs.map((input) => this.writeOne(q, input));
@@ -231,7 +319,7 @@ export class ReportService {
     }
   }
 
-  /** The report, its first transition and its credit; inside write()'s savepoint. */
+  /** The report, its first transition and its ledger row (the credit totals move once per batch). */
   private writeOne(q: Queued, input: ReportInput): Written {
     const { reporterId, atMs } = q;
     const ip = input.ip;
@@ -240,13 +328,14 @@ export class ReportService {
         .lastInsertRowid,
     );
     this.stmt.insertTransition.run(reportId, atMs, reporterId, q.source);
-    const creditBalance = this.ledger.record(reporterId, CREDITS_FOR_ACCEPTED_REPORT, "report_accepted", reportId, atMs, { accepted: 1 });
+    this.ledger.recordRow(reporterId, CREDITS_FOR_ACCEPTED_REPORT, "report_accepted", reportId, atMs);
     return {
       ip,
       reporterId,
       reportId,
       category: input.category,
       atMs,
+      balance: NO_BALANCE,
       accepted: {
         reportId: String(reportId),
         ipAddress: ip.text,
@@ -255,7 +344,7 @@ export class ReportService {
         status: "pending",
         createdAt: isoTime(atMs),
         creditsEarned: CREDITS_FOR_ACCEPTED_REPORT,
-        creditBalance,
+        creditBalance: Number.NaN,
       },
     };
   }
@@ -271,11 +360,14 @@ export class ReportService {
       const seen = latest.get(w.ip.text);
       if (seen === undefined || w.atMs > seen.atMs) latest.set(w.ip.text, w);
     }
+    const addresses = [...latest.values()].map((w) => ({ ip: w.ip, nowMs: w.atMs }));
+    const records = this.scorer.rescoreAll?.(addresses) ?? addresses.map((a) => this.scorer.rescore(a.ip, a.nowMs));
     const confidence = new Map<string, number>();
-    for (const [text, w] of latest) {
-      const record = this.scorer.rescore(w.ip, w.atMs);
-      changes.set(w.ip, record);
-      confidence.set(text, abuseConfidence(record?.reputationScore ?? 100));
+    for (let i = 0; i < addresses.length; i++) {
+      const { ip } = addresses[i]!;
+      const record = records[i]!;
+      changes.set(ip, record);
+      confidence.set(ip.text, abuseConfidence(record?.reputationScore ?? 100));
     }
     for (const w of written) {
       enqueueEvent(
@@ -295,7 +387,25 @@ interface Written {
   reportId: number;
   category: Category;
   atMs: number;
+  /** The reporter's balance right after this report's credit, once the batch's totals have moved. */
+  balance: BalanceAfterRow;
   accepted: ReportAccepted;
+}
+
+const NO_BALANCE: BalanceAfterRow = { balance: Number.NaN };
+
+/** What a batch's transaction decided: per submission its answers or its error. */
+interface BatchOutcomes {
+  results: (ReportAccepted[] | unknown)[];
+  ok: boolean[];
+  changes: AddressChanges;
+}
+
+/** A report failed after some of its writes, outside a savepoint: the batch must be written again carefully. */
+class ReportWriteFailed extends Error {
+  constructor(readonly failure: unknown) {
+    super("a report failed halfway through its writes");
+  }
 }
 
 /** 429 duplicate_report with Retry-After: whole seconds until the 15 minutes have passed (at least 1). */

@@ -4,7 +4,7 @@
 // serves the read-only offline commands (`persist: false`) and the snapshot export.
 
 import { addressWriter } from "../../store/address-rows";
-import { type CountingReportRow, countingReportsOf, countingReportsSql } from "../../store/reports";
+import { type CountingReportRow, countingReportsOf, countingReportsOfAddresses, countingReportsSql } from "../../store/reports";
 import { categoryBit, type Category } from "../../domain/categories";
 import type { Ip } from "../../domain/ip";
 import {
@@ -55,6 +55,16 @@ export interface AddressScorer {
    * transaction.
    */
   rescore(ip: Ip, nowMs: number): AddressRecord | null;
+  /**
+   * rescore() of several distinct addresses, each at its own time, reading their reports in one statement; the
+   * records in the same order. Optional: callers fall back to rescore() one by one.
+   */
+  rescoreAll?(addresses: readonly RescoreOf[]): (AddressRecord | null)[];
+}
+
+export interface RescoreOf {
+  ip: Ip;
+  nowMs: number;
 }
 
 export interface ScorerOptions {
@@ -66,40 +76,63 @@ export interface ScorerOptions {
 
 export function createAddressScorer(store: Store, params: ScoringParameters, options: ScorerOptions = {}): AddressScorer {
   const selectCounting = countingReportsOf(store);
+  const selectCountingOfAll = countingReportsOfAddresses(store);
   const listingsAround = options.listingsAround;
-  const reportsOf = (ip: Ip, nowMs: number): ScoredReport[] => {
-    const reports: ScoredReport[] = selectCounting.all(ip.text, retentionCutoffMs(nowMs, params)).map(scoredReportOf);
+  const withListings = (ip: Ip, reports: ScoredReport[]): ScoredReport[] => {
     if (listingsAround) for (const r of listingReports(listingsAround(ip))) reports.push(r);
     return reports;
   };
+  const reportsOf = (ip: Ip, nowMs: number): ScoredReport[] =>
+    withListings(ip, selectCounting.all(ip.text, retentionCutoffMs(nowMs, params)).map(scoredReportOf));
+  /** Each address's reports, read at the earliest cutoff of all and then cut at its own. */
+  const reportsOfAll = (addresses: readonly RescoreOf[]): ScoredReport[][] => {
+    let cutoff = Number.POSITIVE_INFINITY;
+    for (const a of addresses) cutoff = Math.min(cutoff, retentionCutoffMs(a.nowMs, params));
+    const byIp = new Map<string, CountingReportRow[]>();
+    for (const row of selectCountingOfAll.all(JSON.stringify(addresses.map((a) => a.ip.text)), cutoff)) {
+      const rows = byIp.get(row.ip);
+      if (rows === undefined) byIp.set(row.ip, [row]);
+      else rows.push(row);
+    }
+    return addresses.map(({ ip, nowMs }) => {
+      const own = retentionCutoffMs(nowMs, params);
+      const reports: ScoredReport[] = [];
+      for (const row of byIp.get(ip.text) ?? []) if (row.createdAtMs >= own) reports.push(scoredReportOf(row));
+      return withListings(ip, reports);
+    });
+  };
   if (options.persist === false) {
-    return { rescore: (ip, nowMs) => recordOfScore(scoreReports(reportsOf(ip, nowMs), nowMs, params)) };
+    return {
+      rescore: (ip, nowMs) => recordOfScore(scoreReports(reportsOf(ip, nowMs), nowMs, params)),
+      rescoreAll: (addresses) => reportsOfAll(addresses).map((reports, i) => recordOfScore(scoreReports(reports, addresses[i]!.nowMs, params))),
+    };
   }
   const { upsert, remove } = addressWriter(store);
 
+  const write = (ip: Ip, nowMs: number, reports: ScoredReport[]): AddressRecord | null => {
+    const score = scoreReports(reports, nowMs, params);
+    const record = recordOfScore(score);
+    if (record === null) {
+      remove.run(ip.text);
+      return null;
+    }
+    upsert.run(
+      ip.text,
+      ip.version,
+      score.reputationScore,
+      score.totalReports,
+      score.verifiedReports,
+      score.categoriesMask,
+      score.lastCategory,
+      score.firstSeenMs,
+      score.lastSeenMs,
+      nowMs,
+      nextRescoreDueMs(reports, nowMs, params),
+    );
+    return record;
+  };
   return {
-    rescore(ip, nowMs) {
-      const reports = reportsOf(ip, nowMs);
-      const score = scoreReports(reports, nowMs, params);
-      const record = recordOfScore(score);
-      if (record === null) {
-        remove.run(ip.text);
-        return null;
-      }
-      upsert.run({
-        $ip: ip.text,
-        $version: ip.version,
-        $score: score.reputationScore,
-        $total: score.totalReports,
-        $verified: score.verifiedReports,
-        $mask: score.categoriesMask,
-        $lastCategory: score.lastCategory,
-        $firstSeen: score.firstSeenMs,
-        $lastSeen: score.lastSeenMs,
-        $scoredAt: nowMs,
-        $due: nextRescoreDueMs(reports, nowMs, params),
-      });
-      return record;
-    },
+    rescore: (ip, nowMs) => write(ip, nowMs, reportsOf(ip, nowMs)),
+    rescoreAll: (addresses) => reportsOfAll(addresses).map((reports, i) => write(addresses[i]!.ip, addresses[i]!.nowMs, reports)),
   };
 }

@@ -7,6 +7,8 @@ import type { RiskThresholds } from "../../domain/risk";
 import { ReputationIndex } from "../../index/reputation-index";
 import { addressChangeLog, readAllAddresses, recordOfRow } from "../../store/address-rows";
 import type { Store } from "../../store/database";
+import { dataVersion } from "../../store/database-health";
+import { lastChangeSeq } from "../../store/index-generation";
 
 export class IndexSync {
   /** The last change-log entry the index reflects. */
@@ -19,9 +21,14 @@ export class IndexSync {
   private readonly selectChanges;
   private readonly selectAddress;
   private readonly pruneLog;
+  /**
+   * SQLite's data_version when the index last took in every commit (NaN: not known). While it stays the same, no
+   * other connection committed, so every logged change since is one of this server's own, already in the index.
+   */
+  private seenDataVersion = Number.NaN;
 
   constructor(
-    store: Store,
+    private readonly store: Store,
     readonly index: ReputationIndex,
   ) {
     const log = addressChangeLog(store);
@@ -34,7 +41,9 @@ export class IndexSync {
   static build(store: Store, thresholds: RiskThresholds): IndexSync {
     const index = new ReputationIndex(thresholds);
     const sync = new IndexSync(store, index);
+    const version = dataVersion(store.sqlite);
     readAllAddresses(store, (lastSeq, rows) => {
+      sync.seenDataVersion = version;
       sync.lastSeq = lastSeq;
       for (const row of rows) index.upsert(parseIp(row.ip), recordOfRow(row));
     });
@@ -56,6 +65,8 @@ export class IndexSync {
    * left alone. Returns how many addresses changed in the index.
    */
   follow(): number {
+    // Read before the rows: a commit after it changes it, and the next catchUp() reads the log again.
+    const version = dataVersion(this.store.sqlite);
     let changed = 0;
     for (;;) {
       const rows = this.selectChanges.all(this.lastSeq);
@@ -72,12 +83,26 @@ export class IndexSync {
       }
       this.lastSeq = rows[rows.length - 1].seq;
     }
+    this.seenDataVersion = version;
     return changed;
+  }
+
+  /**
+   * `follow()`, without reading the log when no other connection committed since the index last took in
+   * everything: the entries since are then the server's own writes, which reached the index as they were
+   * committed, and re-reading them (hundreds of thousands a minute under heavy ingest) held the event loop for
+   * a second and more. The log's position is read before data_version, so a commit between the two is followed.
+   */
+  catchUp(): number {
+    const seq = lastChangeSeq(this.store);
+    if (dataVersion(this.store.sqlite) !== this.seenDataVersion) return this.follow();
+    if (seq > this.lastSeq) this.lastSeq = seq;
+    return 0;
   }
 
   /** Drops log entries the index already reflects (the server's own and others'), up to the index file's position. */
   prune(): void {
-    this.follow();
+    this.catchUp();
     this.pruneLog.run(Math.min(this.lastSeq, this.persistedSeq ?? this.lastSeq));
   }
 }

@@ -116,7 +116,7 @@ export async function persistIndexInBackground(store: Store, sync: IndexSync, th
 function captureIndex(store: Store, sync: IndexSync, listings: ListingOnlyAddresses) {
   const index = sync.index;
   return stampIndexGeneration(store, () => {
-    sync.follow();
+    sync.catchUp();
     const dropped: string[] = [];
     for (const ip of listings.candidates()) if (index.slotOf(ip) !== NOT_FOUND && !listings.hasRow(ip.text)) dropped.push(ip.text);
     const rows = addressRowCount(store);

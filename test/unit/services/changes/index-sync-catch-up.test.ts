@@ -1,0 +1,64 @@
+// IndexSync.catchUp: the log is read only when another connection committed since the index last took in every
+// commit; the server's own writes (already in the index when committed) are skipped over, not re-read.
+
+import { afterEach, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseIp } from "../../../../src/domain/ip";
+import { DEFAULT_RISK_THRESHOLDS } from "../../../../src/domain/risk";
+import { NOT_FOUND } from "../../../../src/index/radix-common";
+import { IndexSync } from "../../../../src/services/changes/index-sync";
+import { openStore, type Store } from "../../../../src/store/database";
+import { lastChangeSeq } from "../../../../src/store/index-generation";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function insertAddress(store: Store, ip: string, total: number): void {
+  const now = Date.now();
+  store.sqlite
+    .query(
+      `INSERT INTO addresses (ip, ip_version, reputation_score, total_reports, verified_reports, categories_mask, last_category,
+         first_seen, last_seen, scored_at, rescore_due_at) VALUES (?, 4, 40, ?, 0, 2, 'BRUTE_FORCE', ?, ?, ?, NULL)`,
+    )
+    .run(ip, total, now - 60_000, now - 1000, now);
+}
+
+test("another connection's commit is followed; the server's own, logged after it, are skipped without reading", () => {
+  const dir = mkdtempSync(join(tmpdir(), "abuse-intel-catch-up-"));
+  dirs.push(dir);
+  const store = openStore(dir);
+  const other = openStore(dir);
+  try {
+    const sync = IndexSync.build(store, DEFAULT_RISK_THRESHOLDS);
+    const has = (ip: string) => sync.index.slotOf(parseIp(ip)) !== NOT_FOUND;
+
+    // Another process's commit: followed.
+    insertAddress(other, "45.33.7.7", 3);
+    expect(sync.catchUp()).toBe(1);
+    expect(has("45.33.7.7")).toBe(true);
+
+    // This connection's own write, which (unlike the server's) did not reach the index: catchUp skips the log
+    // entry, because no other connection committed; follow() would read it.
+    insertAddress(store, "45.33.8.8", 2);
+    expect(sync.catchUp()).toBe(0);
+    expect(has("45.33.8.8")).toBe(false);
+    expect(sync.follow()).toBe(0); // already past it
+    // The position moved past the skipped entry, so pruning drops it.
+    sync.prune();
+    expect(lastChangeSeq(store)).toBeGreaterThan(0);
+    expect(store.sqlite.query("SELECT count(*) AS n FROM address_change_log").get()).toEqual({ n: 0 });
+
+    // Another commit after that: followed again, own entries around it included.
+    insertAddress(store, "45.33.9.9", 1);
+    insertAddress(other, "45.33.10.10", 4);
+    expect(sync.catchUp()).toBe(2);
+    expect(has("45.33.9.9") && has("45.33.10.10")).toBe(true);
+  } finally {
+    other.close();
+    store.close();
+  }
+});

@@ -24,11 +24,11 @@
 
 import type { Severity } from "../../domain/scoring";
 import { CsvRecordStream, type BadRow, type ImportRow, ReportRowReader, type ParseOptions } from "./import-csv";
-import { type ImportDeps, type ImportSummary, ReportImporter } from "./report-importer";
+import { type ImportDeps, type ImportScoring, type ImportSummary, ReportImporter } from "./report-importer";
 
 export { csvRecords, CsvRecordStream, parseIsoDateTime, parseReportCsv, ReportRowReader } from "./import-csv";
 export type { BadRow, CsvRecord, ImportRow, ParsedReportCsv, ParseOptions } from "./import-csv";
-export type { ImportDeps, ImportSummary } from "./report-importer";
+export type { ImportDeps, ImportScoring, ImportSummary } from "./report-importer";
 
 export interface ImportOptions {
   reporterId: number;
@@ -73,10 +73,15 @@ export interface StreamImportOptions extends ParseOptions {
   onProgress?: (phase: ImportPhase, done: number, total: number | null) => void;
   /** See ReportImporterOptions.bulkFromReports. */
   bulkFromReports?: number;
+  /** A large import's addresses scored on a worker thread (default true); see ReportImporterOptions. */
+  scoringWorker?: boolean;
+  /** See ReportImporterOptions.addressesPerBatch. */
+  addressesPerBatch?: number;
 }
 
 export interface StreamImportSummary extends ImportSummary {
   badRows: number;
+  scoring: ImportScoring;
 }
 
 /**
@@ -87,7 +92,7 @@ export interface StreamImportSummary extends ImportSummary {
 export async function importReportStream(deps: ImportDeps, pieces: AsyncIterable<string>, options: StreamImportOptions): Promise<StreamImportSummary> {
   const records = new CsvRecordStream();
   const reader = new ReportRowReader(options);
-  const importer = new ReportImporter(deps, options);
+  const importer = new ReportImporter(deps, { ...options, scoringWorker: options.scoringWorker ?? true });
   const progress = options.onProgress ?? (() => {});
   let rowCount = 0;
   let badRows = 0;
@@ -105,7 +110,7 @@ export async function importReportStream(deps: ImportDeps, pieces: AsyncIterable
   try {
     for await (const piece of pieces) take(piece, false);
     take("", true);
-    const summary = importer.finish(
+    const summary = await importer.finishAsync(
       (addresses) => progress("addresses", addresses, null),
       (built, indexes) => progress("indexes", built, indexes),
     );

@@ -14,29 +14,25 @@
 // to the bit: the same reports, the same time, the same functions.
 
 import { CATEGORIES, categoryBit, type Category } from "../../domain/categories";
-import { parseIp, type Ip } from "../../domain/ip";
-import {
-  DEFAULT_SCORING_PARAMETERS,
-  nextRescoreDueMs,
-  type ReportStatus,
-  retentionCutoffMs,
-  scoreReports,
-  type ScoredReport,
-  type ScoringParameters,
-  type Severity,
-} from "../../domain/scoring";
+import { parseIp } from "../../domain/ip";
+import { DEFAULT_SCORING_PARAMETERS, retentionCutoffMs, type ScoringParameters, type Severity } from "../../domain/scoring";
 import type { Store } from "../../store/database";
 import { ADDRESS_INDEX, reportImportStatements, type SavedIndex } from "../../store/report-import";
 import { importStatements } from "../../store/reports";
 import { AddressChanges, type AddressChangePublisher } from "../changes/address-changes";
 import type { ImportRow } from "./import-csv";
-import { type AddressScorer, recordOfScore } from "./scorer";
+import { type AddressBatch, AddressBatchBuilder, SCORED_FIELDS, type ScoredAddressBatch, scoreAddressBatch } from "./address-batch-scoring";
+import { type BatchScorer, inThreadScorer, type ScoringWorker, startScoringWorker } from "./batch-scorer";
+import type { AddressScorer } from "./scorer";
 
 export interface ImportSummary {
   rows: number;
   reports: number;
   addresses: number;
 }
+
+/** How the addresses were rescored: one by one by the scorer, or from the address index on a worker or this thread. */
+export type ImportScoring = "per address" | "worker" | "this thread";
 
 export interface ImportDeps {
   store: Store;
@@ -58,12 +54,21 @@ export interface ReportImporterOptions {
    * quarter of the reports already stored, whichever is more: rebuilding sorts the whole table).
    */
   bulkFromReports?: number;
+  /** A large import's addresses scored on a worker thread (finishAsync only), overlapping SQLite's work. */
+  scoringWorker?: boolean;
+  /** Addresses per scoring batch (default 4,096). */
+  addressesPerBatch?: number;
 }
 
 const MIN_BULK_REPORTS = 50_000;
 /** The page cache while a (small) import inserts into the indexes of `reports`: fewer of their pages reread. */
 const IMPORT_CACHE_KIB = 32 * 1024;
 const CHANGE_LOG_BATCH = 10_000;
+/** Addresses per scoring batch, and batches in flight to the worker. */
+const BATCH_ADDRESSES = 4_096;
+const PIPELINE_DEPTH = 4;
+/** How long the end of an import waits for a worker still loading before it scores on its own thread. */
+const WORKER_READY_WAIT_MS = 2_000;
 
 export class ReportImporter {
   private readonly now: number;
@@ -81,6 +86,7 @@ export class ReportImporter {
   /** categoryBit of each imported report, at its id − firstNewId. */
   private categoryBits = new Uint8Array(1 << 16);
   private firstNewId = 0;
+  private worker: ScoringWorker | null = null;
 
   constructor(
     private readonly deps: ImportDeps,
@@ -114,6 +120,8 @@ export class ReportImporter {
       this.reports += row.categories.length;
       if (this.droppedIndexes === null && this.reports >= this.bulkFrom) {
         this.droppedIndexes = this.sql.dropReportIndexes();
+        // Started now, so it has loaded by the time the rows are all written.
+        if (this.options.scoringWorker) this.worker = startScoringWorker();
         // Appends and sorts from here on: a large cache only makes SQLite's sorts hold more memory, not run faster.
         this.restoreCache();
       }
@@ -122,39 +130,79 @@ export class ReportImporter {
   }
 
   /**
-   * Writes the first transitions, rescores the touched addresses (`onAddress(n)` after each), builds the dropped
-   * indexes again (`onIndex(built, of)`), commits, and publishes the changes.
+   * Writes the first transitions, rescores the touched addresses (`onAddress(n)` after each) on this thread,
+   * builds the dropped indexes again (`onIndex(built, of)`), commits, and publishes the changes.
    */
   finish(onAddress?: (done: number) => void, onIndex?: (built: number, of: number) => void): ImportSummary {
+    const rescore = this.startRescore();
+    if (rescore.bulk) for (const batch of this.addressBatches()) this.writeScored(scoreAddressBatch(batch), rescore, onAddress);
+    else this.rescoreEach(rescore, onAddress);
+    return this.complete(rescore, onIndex);
+  }
+
+  /** finish(), with a large import's scoring on the worker thread when it started and is ready. */
+  async finishAsync(onAddress?: (done: number) => void, onIndex?: (built: number, of: number) => void): Promise<ImportSummary & { scoring: ImportScoring }> {
+    let scoring: ImportScoring = "per address";
+    try {
+      const rescore = this.startRescore();
+      if (rescore.bulk) {
+        // Its "ready" (or its failure) is a message this thread has not read while it was busy writing rows.
+        const scorer: BatchScorer = this.worker && (await this.worker.whenReady(WORKER_READY_WAIT_MS)) ? this.worker : inThreadScorer;
+        scoring = scorer === inThreadScorer ? "this thread" : "worker";
+        const pending: Promise<ScoredAddressBatch>[] = [];
+        for (const batch of this.addressBatches()) {
+          pending.push(scorer.score(batch));
+          if (pending.length >= PIPELINE_DEPTH) this.writeScored(await pending.shift()!, rescore, onAddress);
+        }
+        for (const scored of pending) this.writeScored(await scored, rescore, onAddress);
+      } else {
+        this.rescoreEach(rescore, onAddress);
+      }
+      return { ...this.complete(rescore, onIndex), scoring };
+    } finally {
+      this.closeWorker();
+    }
+  }
+
+  /** Rolls everything back (the dropped indexes come back with it). */
+  abort(): void {
+    this.closeWorker();
+    this.sql.rollback();
+    this.restoreCache();
+  }
+
+  private closeWorker(): void {
+    this.worker?.close();
+    this.worker = null;
+  }
+
+  /** The first transitions, and for a large import the address index built and the addresses' indexes dropped. */
+  private startRescore(): Rescore {
     this.sql.insertTransitionsAfter.run(this.lastOldId, this.now, this.options.reporterId);
-    const changes = this.deps.changes ? new AddressChanges() : null;
-    let addresses: number;
-    let toBuild: SavedIndex[] = [];
-    if (this.droppedIndexes === null) {
-      addresses = this.rescoreEach(changes, onAddress);
-    } else {
+    const rescore: Rescore = { bulk: this.droppedIndexes !== null, changes: this.deps.changes ? new AddressChanges() : null, toBuild: [], logsChanges: false, changed: [], done: 0 };
+    if (this.droppedIndexes !== null) {
       const addressIndex = this.droppedIndexes.find((index) => index.name === ADDRESS_INDEX);
       if (!addressIndex) throw new Error(`the index ${ADDRESS_INDEX} of reports is missing`);
       this.sql.restore(addressIndex);
       // With fewer addresses stored than reports imported, their indexes are built again afterwards too.
       const addressObjects = this.sql.addressCount() <= this.reports ? this.sql.dropAddressIndexesAndTriggers() : [];
-      addresses = this.rescoreFromAddressIndex(changes, addressObjects.length > 0, onAddress);
-      toBuild = [...this.droppedIndexes.filter((index) => index !== addressIndex), ...addressObjects];
+      rescore.logsChanges = addressObjects.length > 0;
+      rescore.toBuild = [...this.droppedIndexes.filter((index) => index !== addressIndex), ...addressObjects];
     }
-    toBuild.forEach((index, i) => {
+    return rescore;
+  }
+
+  /** The dropped indexes and triggers built again, the commit, the changes published. */
+  private complete(rescore: Rescore, onIndex?: (built: number, of: number) => void): ImportSummary {
+    if (rescore.changed.length > 0) this.sql.logAddressChanges(rescore.changed);
+    rescore.toBuild.forEach((index, i) => {
       this.sql.restore(index);
-      onIndex?.(i + 1, toBuild.length);
+      onIndex?.(i + 1, rescore.toBuild.length);
     });
     this.sql.commit();
     this.restoreCache();
-    if (changes) this.deps.changes?.publish(changes);
-    return { rows: this.rows, reports: this.reports, addresses };
-  }
-
-  /** Rolls everything back (the dropped indexes come back with it). */
-  abort(): void {
-    this.sql.rollback();
-    this.restoreCache();
+    if (rescore.changes) this.deps.changes?.publish(rescore.changes);
+    return { rows: this.rows, reports: this.reports, addresses: rescore.done };
   }
 
   private noteCategory(id: number, category: Category): void {
@@ -174,73 +222,90 @@ export class ReportImporter {
   }
 
   /** The scorer on each distinct address: what live reports do. */
-  private rescoreEach(changes: AddressChanges | null, onAddress?: (done: number) => void): number {
-    let done = 0;
+  private rescoreEach(rescore: Rescore, onAddress?: (done: number) => void): void {
     for (const { ip: text } of this.sql.addressesAfter.iterate(this.lastOldId)) {
       const ip = parseIp(text);
       const record = this.deps.scorer.rescore(ip, this.now);
-      changes?.set(ip, record);
-      onAddress?.(++done);
+      rescore.changes?.set(ip, record);
+      onAddress?.(++rescore.done);
     }
-    return done;
   }
 
   /**
-   * One walk of the address index: each address's reports not older than the retention cutoff, the ones the
-   * scorer's SELECT returns (pending or verified, store/reports.ts countingReportsSql), scored and written as
-   * AddressScorer.rescore does for each address that holds an imported report. `logsChanges`: the triggers of
-   * `addresses` are dropped, so the changes are logged here, in batches.
+   * One walk of the address index, in batches of the addresses that hold an imported report, each with the
+   * reports the scorer's SELECT would return (pending or verified, not older than the retention cutoff: see
+   * store/reports.ts countingReportsSql). The older reports of a touched address are looked up by id.
    */
-  private rescoreFromAddressIndex(changes: AddressChanges | null, logsChanges: boolean, onAddress?: (done: number) => void): number {
-    const { now, params, lastOldId, firstNewId, categoryBits } = this;
-    const { reportsByAddress, reportById, upsertAddress, removeAddress, logAddressChanges } = this.sql;
+  private *addressBatches(): Generator<AddressBatch> {
+    const { now, params, lastOldId, firstNewId, categoryBits, severity } = this;
+    const { reportsByAddress, reportById } = this.sql;
     const reporterId = this.options.reporterId;
-    const severity = this.severity;
-    const changed: string[] = [];
-    let done = 0;
+    const builder = new AddressBatchBuilder(now, params);
     let ip: string | null = null;
     let touched = false;
-    let reports: ScoredReport[] = [];
-    /** The older reports of the address, looked up only if the address is touched. */
     let olderIds: number[] = [];
-    const flush = () => {
-      if (ip === null || !touched) return;
+    const endAddress = () => {
+      if (ip === null) return;
+      if (!touched) return;
       for (const id of olderIds) {
         const old = reportById.get(id)!;
         if (old.status !== "pending" && old.status !== "verified") continue;
-        reports.push({ id, reporterId: old.reporterId, severity: old.severity as Severity, createdAtMs: old.createdAtMs, status: old.status as ReportStatus, category: old.category as Category });
+        builder.addReport(id, old.reporterId, old.severity, old.createdAtMs, old.status === "verified", categoryBit(old.category as Category));
       }
-      const score = scoreReports(reports, now, params);
-      const record = recordOfScore(score);
-      if (record === null) removeAddress.run(ip);
-      else {
-        upsertAddress.run(ip, ip.includes(":") ? 6 : 4, score.reputationScore, score.totalReports, score.verifiedReports, score.categoriesMask,
-          score.lastCategory, score.firstSeenMs, score.lastSeenMs, now, nextRescoreDueMs(reports, now, params));
-      }
-      changes?.set(parseIp(ip) as Ip, record);
-      if (logsChanges && changed.push(ip) >= CHANGE_LOG_BATCH) {
-        logAddressChanges(changed);
-        changed.length = 0;
-      }
-      onAddress?.(++done);
+      builder.endAddress(ip);
     };
     for (const row of reportsByAddress.iterate(retentionCutoffMs(now, params))) {
       if (row.ip !== ip) {
-        flush();
+        endAddress();
+        if (builder.addresses >= (this.options.addressesPerBatch ?? BATCH_ADDRESSES)) yield builder.take();
         ip = row.ip;
         touched = false;
-        reports = [];
         olderIds = [];
       }
       if (row.id > lastOldId) {
         touched = true;
-        reports.push({ id: row.id, reporterId, severity, createdAtMs: row.createdAtMs, status: "pending", category: CATEGORIES[categoryBits[row.id - firstNewId]] });
+        builder.addReport(row.id, reporterId, severity, row.createdAtMs, false, categoryBits[row.id - firstNewId]);
       } else {
         olderIds.push(row.id);
       }
     }
-    flush();
-    if (changed.length > 0) logAddressChanges(changed);
-    return done;
+    endAddress();
+    if (builder.addresses > 0) yield builder.take();
   }
+
+  /** A scored batch's rows written (or deleted) as AddressScorer.rescore writes them, and its changes noted. */
+  private writeScored(scored: ScoredAddressBatch, rescore: Rescore, onAddress?: (done: number) => void): void {
+    const { upsertAddress, removeAddress, logAddressChanges } = this.sql;
+    const v = scored.values;
+    const orNull = (x: number) => (Number.isNaN(x) ? null : x);
+    scored.ips.forEach((ip, i) => {
+      const at = i * SCORED_FIELDS;
+      const total = v[at + 1];
+      const bit = v[at + 4];
+      if (total === 0) removeAddress.run(ip);
+      else upsertAddress.run(ip, ip.includes(":") ? 6 : 4, v[at], total, v[at + 2], v[at + 3], bit < 0 ? null : CATEGORIES[bit], orNull(v[at + 5]), orNull(v[at + 6]), this.now, orNull(v[at + 7]));
+      if (rescore.changes) {
+        // recordOfScore's record (services/reports/scorer.ts) from the same figures.
+        const record = total === 0 ? null : { reputationScore: v[at], totalReports: total, verifiedReports: v[at + 2], categoriesMask: v[at + 3], lastCategoryBit: bit, firstSeenMs: v[at + 5], lastSeenMs: v[at + 6] };
+        rescore.changes.set(parseIp(ip), record);
+      }
+      if (rescore.logsChanges && rescore.changed.push(ip) >= CHANGE_LOG_BATCH) {
+        logAddressChanges(rescore.changed);
+        rescore.changed = [];
+      }
+      onAddress?.(++rescore.done);
+    });
+  }
+}
+
+/** The state of the rescoring at the end of an import. */
+interface Rescore {
+  bulk: boolean;
+  changes: AddressChanges | null;
+  /** Indexes and triggers to create again before the commit. */
+  toBuild: SavedIndex[];
+  /** Whether the changes are logged here (the triggers of `addresses` dropped), and those not logged yet. */
+  logsChanges: boolean;
+  changed: string[];
+  done: number;
 }

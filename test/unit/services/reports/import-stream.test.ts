@@ -99,7 +99,10 @@ describe("importReportStream", () => {
     schema: schemaOf(f),
   });
 
-  test("a large import over several pieces stores what the per-address path stores, to the bit", async () => {
+  test.each([
+    ["on the worker thread", true, "worker"],
+    ["on the importing thread", false, "this thread"],
+  ] as const)("a large import over several pieces, scored %s, stores what the per-address path stores, to the bit", async (_, scoringWorker, scoring) => {
     const addresses = addressesOf(400, 3);
     const text = csvOf(3_000, addresses, 11);
     const before = schemaOf(bulk);
@@ -115,10 +118,10 @@ describe("importReportStream", () => {
     const streamed = await importReportStream(
       { store: bulk.store, scorer: createAddressScorer(bulk.store, DEFAULT_SCORING_PARAMETERS), changes: bulk.publisher },
       piecesOf(text, 5),
-      { reporterId: reporter, nowMs: NOW, severity: 4, bulkFromReports: 500, onBadRow: (b) => bad.push(b.line), onProgress: (phase) => phases.add(phase) },
+      { reporterId: reporter, nowMs: NOW, severity: 4, bulkFromReports: 500, scoringWorker, addressesPerBatch: 50, onBadRow: (b) => bad.push(b.line), onProgress: (phase) => phases.add(phase) },
     );
 
-    expect(streamed).toEqual({ ...perAddress, badRows: parsed.bad.length });
+    expect(streamed).toEqual({ ...perAddress, badRows: parsed.bad.length, scoring });
     expect(perAddress.addresses).toBe(400);
     expect(bad).toEqual(parsed.bad.map((b) => b.line));
     expect([...phases]).toEqual(["rows", "addresses", "indexes"]);

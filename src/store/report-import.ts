@@ -15,6 +15,9 @@ export interface AddressIndexRow {
   id: number;
 }
 
+/** Reports per `insertReports` statement: one statement for many rows costs less than a statement per row. */
+export const REPORTS_PER_INSERT = 16;
+
 export interface SavedIndex {
   name: string;
   sql: string;
@@ -50,6 +53,15 @@ export function reportImportStatements(sqlite: Database) {
       const insert = sqlite.prepare<never, [string]>("INSERT INTO address_change_log (ip) SELECT value FROM json_each(?) ORDER BY key");
       return (ips: readonly string[]) => insert.run(JSON.stringify(ips));
     })(),
+    /**
+     * REPORTS_PER_INSERT imported reports (status pending, source import, as store/reports.ts importStatements
+     * writes one), 8 values each: ip, ip_version, reporter_id, category, severity, description, created_at,
+     * status_changed_at. Their ids are consecutive, in order, up to the returned lastInsertRowid.
+     */
+    insertReports: sqlite.prepare<never, (string | number)[]>(
+      `INSERT INTO reports (ip, ip_version, reporter_id, category, severity, description, evidence, status, source, created_at, status_changed_at)
+       VALUES ${Array.from({ length: REPORTS_PER_INSERT }, () => "(?, ?, ?, ?, ?, ?, NULL, 'pending', 'import', ?, ?)").join(", ")}`,
+    ),
     /** The first transition (pending, by the reporter, reason import) of every report above `afterId`, in id order. */
     insertTransitionsAfter: sqlite.prepare<never, [number, number, number]>(
       `INSERT INTO report_transitions (report_id, from_status, to_status, at, actor_user_id, reason)

@@ -17,7 +17,7 @@ import { CATEGORIES, categoryBit, type Category } from "../../domain/categories"
 import { parseIp } from "../../domain/ip";
 import { DEFAULT_SCORING_PARAMETERS, retentionCutoffMs, type ScoringParameters, type Severity } from "../../domain/scoring";
 import type { Store } from "../../store/database";
-import { ADDRESS_INDEX, reportImportStatements, type SavedIndex } from "../../store/report-import";
+import { ADDRESS_INDEX, REPORTS_PER_INSERT, reportImportStatements, type SavedIndex } from "../../store/report-import";
 import { importStatements } from "../../store/reports";
 import { AddressChanges, type AddressChangePublisher } from "../changes/address-changes";
 import type { ImportRow } from "./import-csv";
@@ -111,11 +111,22 @@ export class ReportImporter {
   /** Writes the rows' reports, in order: report ids follow the file. */
   write(rows: readonly ImportRow[]): void {
     const { insertReport } = this.statements;
+    const { insertReports } = this.sql;
     const { reporterId } = this.options;
+    const { severity, now } = this;
+    // Reports go in REPORTS_PER_INSERT at a time; the rest of the rows' reports one by one at the end.
+    const values: (string | number)[] = [];
+    const categories: Category[] = [];
     for (const row of rows) {
       for (const category of row.categories) {
-        const id = Number(insertReport.run(row.ip.text, row.ip.version, reporterId, category, this.severity, row.comment, row.reportedAtMs, this.now).lastInsertRowid);
-        this.noteCategory(id, category);
+        values.push(row.ip.text, row.ip.version, reporterId, category, severity, row.comment, row.reportedAtMs, now);
+        categories.push(category);
+        if (categories.length === REPORTS_PER_INSERT) {
+          const last = Number(insertReports.run(...values).lastInsertRowid);
+          categories.forEach((c, i) => this.noteCategory(last - REPORTS_PER_INSERT + 1 + i, c));
+          values.length = 0;
+          categories.length = 0;
+        }
       }
       this.reports += row.categories.length;
       if (this.droppedIndexes === null && this.reports >= this.bulkFrom) {
@@ -126,6 +137,10 @@ export class ReportImporter {
         this.restoreCache();
       }
     }
+    categories.forEach((category, i) => {
+      const v = values.slice(i * 8, i * 8 + 8) as [string, number, number, string, number, string, number, number];
+      this.noteCategory(Number(insertReport.run(...v).lastInsertRowid), category);
+    });
     this.rows += rows.length;
   }
 

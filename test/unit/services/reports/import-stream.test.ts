@@ -127,6 +127,10 @@ describe("importReportStream", () => {
     expect([...phases]).toEqual(["rows", "addresses", "indexes"]);
     const got = everything(bulk);
     expect(got).toEqual(everything(each));
+    // Report ids follow the file: row by row, each row's categories in the order the field names them.
+    expect(rows(bulk.store, "SELECT ip, category, description, created_at AS at FROM reports WHERE reporter_id = ? ORDER BY id", reporter)).toEqual(
+      parsed.rows.flatMap((r) => r.categories.map((category) => ({ ip: r.ip.text, category, description: r.comment, at: r.reportedAtMs }))),
+    );
     // The indexes and triggers dropped for the import are back, as they were.
     expect(got.schema).toEqual(before);
     // Older reports took part: some addresses hold verified reports of the other reporter next to the imported ones.

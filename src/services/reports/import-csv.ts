@@ -118,10 +118,16 @@ export class CsvRecordStream {
   private rest = "";
   private line = 1;
   private started = false;
+  /** An unfinished record is read again only once the text has doubled since: a long one costs linear time. */
+  private readAgainAt = 0;
 
   /** The records completed by `text`; with `final` the text is over and every record left is returned. */
   push(text: string, final = false): CsvRecord[] {
     let buffer = this.rest + text;
+    if (!final && buffer.length < this.readAgainAt) {
+      this.rest = buffer;
+      return [];
+    }
     if (!this.started && buffer.length > 0) {
       this.started = true;
       if (buffer.charCodeAt(0) === 0xfeff) buffer = buffer.slice(1);
@@ -136,6 +142,7 @@ export class CsvRecordStream {
       if (!isBlank(read.record)) records.push(read.record);
     }
     this.rest = buffer.slice(i);
+    this.readAgainAt = 2 * this.rest.length;
     return records;
   }
 }

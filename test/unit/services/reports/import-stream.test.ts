@@ -27,6 +27,16 @@ describe("CsvRecordStream", () => {
     }
   });
 
+  test("a quote never closed early in a long text: pieces give the records of the whole text", () => {
+    const long = `a,b\nc,"open${",x\n".repeat(50_000)}`;
+    const stream = new CsvRecordStream();
+    const got: ReturnType<typeof stream.push> = [];
+    for (let at = 0; at < long.length; at += 1_000) got.push(...stream.push(long.slice(at, at + 1_000)));
+    got.push(...stream.push("", true));
+    expect(got).toEqual([...csvRecords(long)]);
+    expect(got.map((r) => r.line)).toEqual([1, 2]);
+  });
+
   test("pieces of one character give the records of the whole text", () => {
     const stream = new CsvRecordStream();
     const got = [...text].flatMap((c) => stream.push(c));

@@ -5,11 +5,14 @@
 import { CATEGORIES, categoryBit } from "../../domain/categories";
 import { nextRescoreDueMs, scoreReports, type ScoredReport, type ScoringParameters, type Severity } from "../../domain/scoring";
 
-/** Addresses with their counting reports; address i's reports are at [starts[i], starts[i + 1]). */
+/**
+ * Addresses with their counting reports, numbers only (the addresses' texts stay with the sender): address i's
+ * reports are at [starts[i], starts[i + 1]).
+ */
 export interface AddressBatch {
   nowMs: number;
   params: ScoringParameters;
-  ips: string[];
+  addresses: number;
   starts: Int32Array;
   ids: Float64Array;
   reporterIds: Float64Array;
@@ -25,17 +28,14 @@ export interface AddressBatch {
  * lastCategory's bit (−1: none), firstSeenMs, lastSeenMs, rescore due (NaN: null). totalReports 0: nothing
  * counts, the address row is deleted.
  */
-export interface ScoredAddressBatch {
-  ips: string[];
-  values: Float64Array;
-}
+export type ScoredAddressBatch = Float64Array;
 
 export const SCORED_FIELDS = 8;
 
 export function scoreAddressBatch(batch: AddressBatch): ScoredAddressBatch {
-  const { nowMs, params, ips, starts } = batch;
-  const values = new Float64Array(ips.length * SCORED_FIELDS);
-  for (let i = 0; i < ips.length; i++) {
+  const { nowMs, params, addresses, starts } = batch;
+  const values = new Float64Array(addresses * SCORED_FIELDS);
+  for (let i = 0; i < addresses; i++) {
     const reports: ScoredReport[] = [];
     for (let j = starts[i]; j < starts[i + 1]; j++) {
       reports.push({
@@ -58,7 +58,12 @@ export function scoreAddressBatch(batch: AddressBatch): ScoredAddressBatch {
     values[at + 6] = score.lastSeenMs ?? Number.NaN;
     values[at + 7] = score.totalReports === 0 ? Number.NaN : (nextRescoreDueMs(reports, nowMs, params) ?? Number.NaN);
   }
-  return { ips, values };
+  return values;
+}
+
+/** The batch's buffers, to transfer rather than copy. */
+export function batchBuffers(batch: AddressBatch): ArrayBuffer[] {
+  return [batch.starts, batch.ids, batch.reporterIds, batch.severities, batch.createdAtMs, batch.verified, batch.categoryBits].map((a) => a.buffer as ArrayBuffer);
 }
 
 /** Collects addresses and their reports into a batch. */
@@ -96,12 +101,13 @@ export class AddressBatchBuilder {
     this.starts.push(this.ids.length);
   }
 
-  /** The batch so far; the builder starts over. */
-  take(): AddressBatch {
+  /** The batch so far and its addresses' texts; the builder starts over. */
+  take(): { batch: AddressBatch; ips: string[] } {
+    const ips = this.ips;
     const batch: AddressBatch = {
       nowMs: this.nowMs,
       params: this.params,
-      ips: this.ips,
+      addresses: ips.length,
       starts: Int32Array.from(this.starts),
       ids: Float64Array.from(this.ids),
       reporterIds: Float64Array.from(this.reporterIds),
@@ -118,6 +124,6 @@ export class AddressBatchBuilder {
     this.createdAtMs = [];
     this.verified = [];
     this.categoryBits = [];
-    return batch;
+    return { batch, ips };
   }
 }

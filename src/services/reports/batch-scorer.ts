@@ -1,9 +1,10 @@
 // Where a large import's address batches are scored: on a worker thread (score-worker.ts) when one has started,
 // else on the importing thread. Both run the same function; the worker only lets scoring overlap with SQLite.
-// A worker that never says it is ready (an executable built without the worker's entry point) or that fails is
-// not waited for: its batches are scored on the importing thread instead.
+// A worker that never says it is ready (an executable built without the worker's entry point) is not used: the
+// batches are scored on the importing thread instead. One that fails once it has batches fails the import (it
+// rolls back), as its batches went to it whole.
 
-import { type AddressBatch, type ScoredAddressBatch, scoreAddressBatch } from "./address-batch-scoring";
+import { type AddressBatch, batchBuffers, type ScoredAddressBatch, scoreAddressBatch } from "./address-batch-scoring";
 
 export interface BatchScorer {
   score(batch: AddressBatch): Promise<ScoredAddressBatch>;
@@ -34,7 +35,7 @@ export function startScoringWorker(): ScoringWorker {
   let worker: Worker | null = null;
   let ready = false;
   let failed = false;
-  const queue: { batch: AddressBatch; resolve: (scored: ScoredAddressBatch) => void }[] = [];
+  const queue: { resolve: (scored: ScoredAddressBatch) => void; reject: (error: Error) => void }[] = [];
   const readyWaiters: ((ok: boolean) => void)[] = [];
   const fail = () => {
     failed = true;
@@ -42,7 +43,7 @@ export function startScoringWorker(): ScoringWorker {
     worker?.terminate();
     worker = null;
     for (const waiter of readyWaiters.splice(0)) waiter(false);
-    for (const entry of queue.splice(0)) entry.resolve(scoreAddressBatch(entry.batch));
+    for (const entry of queue.splice(0)) entry.reject(new Error("the import's scoring worker failed"));
   };
   try {
     worker = new Worker(workerSpecifier());
@@ -76,14 +77,13 @@ export function startScoringWorker(): ScoringWorker {
     },
     score(batch) {
       if (!ready || failed || worker === null) return Promise.resolve(scoreAddressBatch(batch));
-      return new Promise((resolve) => {
-        queue.push({ batch, resolve });
-        // Copied, not transferred: a worker that fails leaves its batches to be scored here.
-        worker!.postMessage(batch);
+      return new Promise((resolve, reject) => {
+        queue.push({ resolve, reject });
+        worker!.postMessage(batch, { transfer: batchBuffers(batch) });
       });
     },
     close() {
-      worker?.terminate();
+      worker?.postMessage("close");
       worker = null;
     },
   };

@@ -150,7 +150,7 @@ export class ReportImporter {
    */
   finish(onAddress?: (done: number) => void, onIndex?: (built: number, of: number) => void): ImportSummary {
     const rescore = this.startRescore();
-    if (rescore.bulk) for (const batch of this.addressBatches()) this.writeScored(scoreAddressBatch(batch), rescore, onAddress);
+    if (rescore.bulk) for (const { batch, ips } of this.addressBatches()) this.writeScored(ips, scoreAddressBatch(batch), rescore, onAddress);
     else this.rescoreEach(rescore, onAddress);
     return this.complete(rescore, onIndex);
   }
@@ -164,12 +164,15 @@ export class ReportImporter {
         // Its "ready" (or its failure) is a message this thread has not read while it was busy writing rows.
         const scorer: BatchScorer = this.worker && (await this.worker.whenReady(WORKER_READY_WAIT_MS)) ? this.worker : inThreadScorer;
         scoring = scorer === inThreadScorer ? "this thread" : "worker";
-        const pending: Promise<ScoredAddressBatch>[] = [];
-        for (const batch of this.addressBatches()) {
-          pending.push(scorer.score(batch));
-          if (pending.length >= PIPELINE_DEPTH) this.writeScored(await pending.shift()!, rescore, onAddress);
+        const pending: { ips: string[]; scored: Promise<ScoredAddressBatch> }[] = [];
+        for (const { batch, ips } of this.addressBatches()) {
+          pending.push({ ips, scored: scorer.score(batch) });
+          if (pending.length >= PIPELINE_DEPTH) {
+            const next = pending.shift()!;
+            this.writeScored(next.ips, await next.scored, rescore, onAddress);
+          }
         }
-        for (const scored of pending) this.writeScored(await scored, rescore, onAddress);
+        for (const next of pending) this.writeScored(next.ips, await next.scored, rescore, onAddress);
       } else {
         this.rescoreEach(rescore, onAddress);
       }
@@ -251,7 +254,7 @@ export class ReportImporter {
    * reports the scorer's SELECT would return (pending or verified, not older than the retention cutoff: see
    * store/reports.ts countingReportsSql). The older reports of a touched address are looked up by id.
    */
-  private *addressBatches(): Generator<AddressBatch> {
+  private *addressBatches(): Generator<{ batch: AddressBatch; ips: string[] }> {
     const { now, params, lastOldId, firstNewId, categoryBits, severity } = this;
     const { reportsByAddress, reportById } = this.sql;
     const reporterId = this.options.reporterId;
@@ -289,11 +292,10 @@ export class ReportImporter {
   }
 
   /** A scored batch's rows written (or deleted) as AddressScorer.rescore writes them, and its changes noted. */
-  private writeScored(scored: ScoredAddressBatch, rescore: Rescore, onAddress?: (done: number) => void): void {
+  private writeScored(ips: string[], v: ScoredAddressBatch, rescore: Rescore, onAddress?: (done: number) => void): void {
     const { upsertAddress, removeAddress, logAddressChanges } = this.sql;
-    const v = scored.values;
     const orNull = (x: number) => (Number.isNaN(x) ? null : x);
-    scored.ips.forEach((ip, i) => {
+    ips.forEach((ip, i) => {
       const at = i * SCORED_FIELDS;
       const total = v[at + 1];
       const bit = v[at + 4];

@@ -5,8 +5,10 @@ import { type AddressBatch, scoreAddressBatch } from "./address-batch-scoring";
 
 declare const self: Worker;
 
-self.onmessage = (event: MessageEvent<AddressBatch>) => {
+self.onmessage = (event: MessageEvent<AddressBatch | "close">) => {
+  // Leaving by itself spares the importing thread the wait of terminate().
+  if (event.data === "close") process.exit(0);
   const scored = scoreAddressBatch(event.data);
-  self.postMessage(scored, { transfer: [scored.values.buffer as ArrayBuffer] });
+  self.postMessage(scored, { transfer: [scored.buffer as ArrayBuffer] });
 };
 self.postMessage("ready");

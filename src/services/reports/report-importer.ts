@@ -166,7 +166,10 @@ export class ReportImporter {
         scoring = scorer === inThreadScorer ? "this thread" : "worker";
         const pending: { ips: string[]; scored: Promise<ScoredAddressBatch> }[] = [];
         for (const { batch, ips } of this.addressBatches()) {
-          pending.push({ ips, scored: scorer.score(batch) });
+          const scored = scorer.score(batch);
+          // Awaited below in order; a worker failure rejects them all and the first one awaited throws.
+          scored.catch(() => {});
+          pending.push({ ips, scored });
           if (pending.length >= PIPELINE_DEPTH) {
             const next = pending.shift()!;
             this.writeScored(next.ips, await next.scored, rescore, onAddress);

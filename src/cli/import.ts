@@ -17,6 +17,8 @@ import { createFeedServices } from "../app/feed-services";
 import { DATA_DIR_HELP, type Command, SCORING_FLAGS, SCORING_HELP } from "./command";
 import { type ProgressBar, progressBar } from "./progress";
 
+const PARSE_ON_A_WORKER_FROM_BYTES = 8 * 1024 * 1024;
+
 /** Bad rows listed one by one; past this many only their count is printed. */
 const MAX_BAD_ROWS_LISTED = 1_000;
 
@@ -118,6 +120,8 @@ async function importReportsCommand(argv: string[]): Promise<number> {
         nowMs: systemClock.now(),
         params,
         severity,
+        // A thread of its own for parsing pays off once the file is large (or of unknown size: stdin).
+        parseWorker: input.size === null || input.size >= PARSE_ON_A_WORKER_FROM_BYTES,
         onBadRow: (b) => {
           if (++listed > MAX_BAD_ROWS_LISTED) return;
           const line = `line ${b.line}: ${b.reason}`;

@@ -23,7 +23,9 @@
 // How it is written is in report-importer.ts.
 
 import type { Severity } from "../../domain/scoring";
-import { CsvRecordStream, type BadRow, type ImportRow, ReportRowReader, type ParseOptions } from "./import-csv";
+import type { BadRow, ImportRow, ParseOptions } from "./import-csv";
+import { inThreadParsers, startParseWorker } from "./piece-parsers";
+import type { RowBatch } from "./row-batch";
 import { type ImportDeps, type ImportScoring, type ImportSummary, ReportImporter } from "./report-importer";
 
 export { csvRecords, CsvRecordStream, parseIsoDateTime, parseReportCsv, ReportRowReader } from "./import-csv";
@@ -77,6 +79,8 @@ export interface StreamImportOptions extends ParseOptions {
   scoringWorker?: boolean;
   /** See ReportImporterOptions.addressesPerBatch. */
   addressesPerBatch?: number;
+  /** Parse the pieces on a worker thread while the rows before are written (for a large file; default false). */
+  parseWorker?: boolean;
 }
 
 export interface StreamImportSummary extends ImportSummary {
@@ -90,26 +94,33 @@ export interface StreamImportSummary extends ImportSummary {
  * Throws (having rolled back) on a broken header or a failed read or write.
  */
 export async function importReportStream(deps: ImportDeps, pieces: AsyncIterable<string>, options: StreamImportOptions): Promise<StreamImportSummary> {
-  const records = new CsvRecordStream();
-  const reader = new ReportRowReader(options);
   const importer = new ReportImporter(deps, { ...options, scoringWorker: options.scoringWorker ?? true });
   const progress = options.onProgress ?? (() => {});
+  const parsers = (options.parseWorker && (await startParseWorker(options, WORKER_READY_WAIT_MS))) || inThreadParsers(options);
   let rowCount = 0;
   let badRows = 0;
-  const take = (text: string, final: boolean) => {
-    const rows: ImportRow[] = [];
-    const bad: BadRow[] = [];
-    reader.read(records.push(text, final), rows, bad);
-    importer.write(rows);
-    rowCount += rows.length + bad.length;
-    badRows += bad.length;
-    if (options.onBadRow) for (const b of bad) options.onBadRow(b);
+  const take = (batch: RowBatch) => {
+    importer.writeBatch(batch);
+    rowCount += batch.ips.length + batch.bad.length;
+    badRows += batch.bad.length;
+    if (options.onBadRow) for (const b of batch.bad) options.onBadRow(b);
     progress("rows", rowCount, null);
+  };
+  // Pieces parsed ahead (on the worker) while the rows of the ones before are written.
+  const parsed: Promise<RowBatch>[] = [];
+  const parse = (text: string, final: boolean) => {
+    const batch = parsers.parse(text, final);
+    batch.catch(() => {}); // awaited in order below; the first that fails throws
+    parsed.push(batch);
   };
   importer.begin();
   try {
-    for await (const piece of pieces) take(piece, false);
-    take("", true);
+    for await (const piece of pieces) {
+      parse(piece, false);
+      if (parsed.length >= PIECES_AHEAD) take(await parsed.shift()!);
+    }
+    parse("", true);
+    for (const batch of parsed) take(await batch);
     const summary = await importer.finishAsync(
       (addresses) => progress("addresses", addresses, null),
       (built, indexes) => progress("indexes", built, indexes),
@@ -118,5 +129,10 @@ export async function importReportStream(deps: ImportDeps, pieces: AsyncIterable
   } catch (error) {
     importer.abort();
     throw error;
+  } finally {
+    parsers.close();
   }
 }
+
+const PIECES_AHEAD = 4;
+const WORKER_READY_WAIT_MS = 2_000;

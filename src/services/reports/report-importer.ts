@@ -21,6 +21,7 @@ import { ADDRESS_INDEX, REPORTS_PER_INSERT, reportImportStatements, type SavedIn
 import { importStatements } from "../../store/reports";
 import { AddressChanges, type AddressChangePublisher } from "../changes/address-changes";
 import type { ImportRow } from "./import-csv";
+import { type RowBatch, rowBatchOf } from "./row-batch";
 import { type AddressBatch, AddressBatchBuilder, SCORED_FIELDS, type ScoredAddressBatch, scoreAddressBatch } from "./address-batch-scoring";
 import { type BatchScorer, inThreadScorer, type ScoringWorker, startScoringWorker } from "./batch-scorer";
 import type { AddressScorer } from "./scorer";
@@ -110,25 +111,35 @@ export class ReportImporter {
 
   /** Writes the rows' reports, in order: report ids follow the file. */
   write(rows: readonly ImportRow[]): void {
+    this.writeBatch(rowBatchOf(rows, []));
+  }
+
+  /** write() of rows as a parser hands them over (row-batch.ts). */
+  writeBatch(batch: RowBatch): void {
     const { insertReport } = this.statements;
     const { insertReports } = this.sql;
     const { reporterId } = this.options;
     const { severity, now } = this;
     // Reports go in REPORTS_PER_INSERT at a time; the rest of the rows' reports one by one at the end.
     const values: (string | number)[] = [];
-    const categories: Category[] = [];
-    for (const row of rows) {
-      for (const category of row.categories) {
-        values.push(row.ip.text, row.ip.version, reporterId, category, severity, row.comment, row.reportedAtMs, now);
-        categories.push(category);
-        if (categories.length === REPORTS_PER_INSERT) {
+    const bits: number[] = [];
+    let report = 0;
+    for (let row = 0; row < batch.ips.length; row++) {
+      const ip = batch.ips[row];
+      const version = batch.versions[row];
+      const count = batch.reportCounts[row];
+      for (let k = 0; k < count; k++) {
+        const bit = batch.categoryBits[report++];
+        values.push(ip, version, reporterId, CATEGORIES[bit], severity, batch.comments[row], batch.reportedAtMs[row], now);
+        bits.push(bit);
+        if (bits.length === REPORTS_PER_INSERT) {
           const last = Number(insertReports.run(...values).lastInsertRowid);
-          categories.forEach((c, i) => this.noteCategory(last - REPORTS_PER_INSERT + 1 + i, c));
+          bits.forEach((b, i) => this.noteCategory(last - REPORTS_PER_INSERT + 1 + i, b));
           values.length = 0;
-          categories.length = 0;
+          bits.length = 0;
         }
       }
-      this.reports += row.categories.length;
+      this.reports += count;
       if (this.droppedIndexes === null && this.reports >= this.bulkFrom) {
         this.droppedIndexes = this.sql.dropReportIndexes();
         // Started now, so it has loaded by the time the rows are all written.
@@ -137,11 +148,11 @@ export class ReportImporter {
         this.restoreCache();
       }
     }
-    categories.forEach((category, i) => {
+    bits.forEach((bit, i) => {
       const v = values.slice(i * 8, i * 8 + 8) as [string, number, number, string, number, string, number, number];
-      this.noteCategory(Number(insertReport.run(...v).lastInsertRowid), category);
+      this.noteCategory(Number(insertReport.run(...v).lastInsertRowid), bit);
     });
-    this.rows += rows.length;
+    this.rows += batch.ips.length;
   }
 
   /**
@@ -226,7 +237,7 @@ export class ReportImporter {
     return { rows: this.rows, reports: this.reports, addresses: rescore.done };
   }
 
-  private noteCategory(id: number, category: Category): void {
+  private noteCategory(id: number, bit: number): void {
     if (this.firstNewId === 0) this.firstNewId = id;
     const at = id - this.firstNewId;
     if (at >= this.categoryBits.length) {
@@ -234,7 +245,7 @@ export class ReportImporter {
       grown.set(this.categoryBits);
       this.categoryBits = grown;
     }
-    this.categoryBits[at] = categoryBit(category);
+    this.categoryBits[at] = bit;
   }
 
   private restoreCache(): void {

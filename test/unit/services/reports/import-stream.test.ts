@@ -110,9 +110,9 @@ describe("importReportStream", () => {
   });
 
   test.each([
-    ["on the worker thread", true, "worker"],
-    ["on the importing thread", false, "this thread"],
-  ] as const)("a large import over several pieces, scored %s, stores what the per-address path stores, to the bit", async (_, scoringWorker, scoring) => {
+    ["parsed and scored on worker threads", true, "worker"],
+    ["parsed and scored on the importing thread", false, "this thread"],
+  ] as const)("a large import over several pieces, %s, stores what the per-address path stores, to the bit", async (_, onWorkers, scoring) => {
     const addresses = addressesOf(400, 3);
     const text = csvOf(3_000, addresses, 11);
     const before = schemaOf(bulk);
@@ -128,7 +128,7 @@ describe("importReportStream", () => {
     const streamed = await importReportStream(
       { store: bulk.store, scorer: createAddressScorer(bulk.store, DEFAULT_SCORING_PARAMETERS), changes: bulk.publisher },
       piecesOf(text, 5),
-      { reporterId: reporter, nowMs: NOW, severity: 4, bulkFromReports: 500, scoringWorker, addressesPerBatch: 50, onBadRow: (b) => bad.push(b.line), onProgress: (phase) => phases.add(phase) },
+      { reporterId: reporter, nowMs: NOW, severity: 4, bulkFromReports: 500, scoringWorker: onWorkers, parseWorker: onWorkers, addressesPerBatch: 50, onBadRow: (b) => bad.push(b.line), onProgress: (phase) => phases.add(phase) },
     );
 
     expect(streamed).toEqual({ ...perAddress, badRows: parsed.bad.length, scoring });
@@ -162,8 +162,10 @@ describe("importReportStream", () => {
     expect(everything(bulk)).toEqual(stored);
     expect(bulk.announced).toEqual([]);
 
-    await expect(importReportStream(deps, piecesOf("IP,Categories\n1.2.3.4,18\n", 1), { reporterId: reporter, nowMs: NOW })).rejects.toThrow("lacks the column ReportDate");
-    expect(everything(bulk)).toEqual(stored);
+    for (const parseWorker of [false, true]) {
+      await expect(importReportStream(deps, piecesOf("IP,Categories\n1.2.3.4,18\n", 1), { reporterId: reporter, nowMs: NOW, parseWorker })).rejects.toThrow("lacks the column ReportDate");
+      expect(everything(bulk)).toEqual(stored);
+    }
 
     // And the store takes the next import.
     const summary = await importReportStream(deps, piecesOf(csvOf(200, addresses, 17), 2), { reporterId: reporter, nowMs: NOW, bulkFromReports: 100 });

@@ -18,7 +18,8 @@
 // - Comments longer than 1,024 characters (the API's limit) make the row bad rather than being cut silently.
 //
 // Streaming: the file is read and parsed a piece at a time and each piece's reports written at once, so memory
-// holds a piece, not the file. The import is still all or nothing: everything is written in one transaction,
+// holds a few pieces, not the file (a large file's pieces are parsed on a worker thread, a few ahead of the
+// writes: piece-parsers.ts). The import is still all or nothing: everything is written in one transaction,
 // committed only after the last row (a broken header, a failed write or an interrupted read rolls it all back).
 // How it is written is in report-importer.ts.
 

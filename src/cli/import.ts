@@ -8,14 +8,16 @@ import { systemClock } from "../domain/clock";
 import { AppError } from "../domain/errors";
 import { isSeverity, type Severity } from "../domain/scoring";
 import { createAddressScorer } from "../services/reports/scorer";
-import { importReports, parseReportCsv } from "../services/reports/import";
+import { type ImportPhase, importReportStream } from "../services/reports/import";
 import { openStore } from "../store/database";
 import { flag, hasSwitch, parseArgs } from "./args";
 import { parseCategory } from "../domain/categories";
 import { parseFeedName, parseFeedSeverity } from "../domain/feeds";
 import { createFeedServices } from "../app/feed-services";
 import { DATA_DIR_HELP, type Command, SCORING_FLAGS, SCORING_HELP } from "./command";
-import { progressBar } from "./progress";
+import { type ProgressBar, progressBar } from "./progress";
+
+const PARSE_ON_A_WORKER_FROM_BYTES = 8 * 1024 * 1024;
 
 /** Bad rows listed one by one; past this many only their count is printed. */
 const MAX_BAD_ROWS_LISTED = 1_000;
@@ -27,7 +29,9 @@ const REPORTS_HELP = [
   "stdin). Categories are AbuseIPDB numbers or category names, several in one quoted field; each category of a row",
   "becomes one report. ReportDate is ISO 8601 with an offset (2026-11-21T08:00:00Z) and is kept, so old reports",
   "count less. Bad rows (future dates, dates past retention, unknown categories, addresses that cannot be",
-  "reported) are listed with their line numbers and skipped; the good rows are stored in one transaction.",
+  "reported) are listed with their line numbers and skipped; the good rows are stored in one transaction: nothing",
+  "is stored unless the whole file is. The file is read a piece at a time, so memory does not grow with it; on a",
+  "terminal a progress bar shows the rows read (with the rate and the time left), then the addresses rescored.",
   "Imported reports have no 15-minute duplicate rule, earn no credits and send no webhook events.",
   "",
   "  --reporter EMAIL      the account the reports are attributed to (it must exist)",
@@ -98,35 +102,92 @@ async function importReportsCommand(argv: string[]): Promise<number> {
   const params = scoringParametersOf(config);
 
   const file = args.positionals[0];
-  const text = file === "-" ? await Bun.stdin.text() : await readFile(file);
+  const input = file === "-" ? { stream: Bun.stdin.stream(), size: null } : await openFile(file);
 
   const store = openStore(config.dataDir, { sync: config.syncMode });
   try {
     const userId = new UserTable(store).idOfEmailAnyCase(email.trim());
     if (userId === null) throw new AppError("not_found", `no account with the email ${email.trim()} (create it with abuse-intel user add)`);
 
-    const nowMs = systemClock.now();
-    const parsed = parseReportCsv(text, { nowMs, params });
-    const listed = parsed.bad.slice(0, MAX_BAD_ROWS_LISTED);
-    for (const b of listed) console.error(`line ${b.line}: ${b.reason}`);
-    if (parsed.bad.length > listed.length) console.error(`… and ${parsed.bad.length - listed.length} more bad rows`);
-
-    const bar = process.stderr.isTTY ? progressBar("rows") : null;
-    const summary = importReports(
-      { store, scorer: createAddressScorer(store, params) },
-      { reporterId: userId, rows: parsed.rows, nowMs, severity, onProgress: bar?.update },
+    const read = { bytes: 0 };
+    const progress = process.stderr.isTTY ? importProgress(input.size, read) : null;
+    let listed = 0;
+    const summary = await importReportStream(
+      { store, scorer: createAddressScorer(store, params), params },
+      textPieces(input.stream, read),
+      {
+        reporterId: userId,
+        nowMs: systemClock.now(),
+        params,
+        severity,
+        // A thread of its own for parsing pays off once the file is large (or of unknown size: stdin).
+        parseWorker: input.size === null || input.size >= PARSE_ON_A_WORKER_FROM_BYTES,
+        onBadRow: (b) => {
+          if (++listed > MAX_BAD_ROWS_LISTED) return;
+          const line = `line ${b.line}: ${b.reason}`;
+          if (progress) progress.note(line);
+          else console.error(line);
+        },
+        onProgress: progress?.update,
+      },
     );
-    bar?.done();
+    progress?.done();
+    if (summary.badRows > MAX_BAD_ROWS_LISTED) console.error(`… and ${summary.badRows - MAX_BAD_ROWS_LISTED} more bad rows`);
     console.log(
       `imported ${summary.reports} report${summary.reports === 1 ? "" : "s"} from ${summary.rows} row${summary.rows === 1 ? "" : "s"} ` +
         `(${summary.addresses} address${summary.addresses === 1 ? "" : "es"} rescored); ` +
-        `skipped ${parsed.bad.length} bad row${parsed.bad.length === 1 ? "" : "s"}`,
+        `skipped ${summary.badRows} bad row${summary.badRows === 1 ? "" : "s"}`,
     );
     // Nothing good in a file that had rows is a failure a script should notice.
-    return summary.rows === 0 && parsed.bad.length > 0 ? 1 : 0;
+    return summary.rows === 0 && summary.badRows > 0 ? 1 : 0;
   } finally {
     store.close();
   }
+}
+
+async function openFile(path: string): Promise<{ stream: ReadableStream<Uint8Array>; size: number }> {
+  const file = Bun.file(path);
+  if (!(await file.exists())) throw new AppError("not_found", `no such file: ${path}`);
+  return { stream: file.stream(), size: file.size };
+}
+
+/** The stream as UTF-8 text pieces (a character split between chunks is kept whole), counting the bytes read. */
+async function* textPieces(stream: ReadableStream<Uint8Array>, read: { bytes: number }): AsyncGenerator<string> {
+  const decoder = new TextDecoder("utf-8");
+  for await (const chunk of stream) {
+    read.bytes += chunk.byteLength;
+    yield decoder.decode(chunk, { stream: true });
+  }
+  const rest = decoder.decode();
+  if (rest !== "") yield rest;
+}
+
+/**
+ * The progress of `import reports` on a terminal, one bar per phase: rows (the total estimated from the bytes
+ * read so far when the file's size is known, so the bar has a time left), addresses rescored, indexes built.
+ */
+function importProgress(size: number | null, read: { bytes: number }) {
+  let phase: ImportPhase | null = null;
+  let bar: ProgressBar | null = null;
+  const units: Record<ImportPhase, string> = { rows: "rows", addresses: "addresses rescored", indexes: "indexes built" };
+  return {
+    update(next: ImportPhase, done: number, total: number | null) {
+      if (next !== phase) {
+        bar?.done();
+        phase = next;
+        bar = progressBar(units[next]);
+      }
+      if (next === "rows" && total === null && size !== null && read.bytes > 0) total = Math.max(done, Math.round((done * size) / read.bytes));
+      bar!.update(done, total);
+    },
+    note(line: string) {
+      if (bar) bar.note(line);
+      else process.stderr.write(`${line}\n`);
+    },
+    done() {
+      bar?.done();
+    },
+  };
 }
 
 async function readFile(path: string): Promise<string> {

@@ -10,6 +10,11 @@ import pkg from "../package.json" with { type: "json" };
 const root = join(import.meta.dir, "..");
 export const OUTFILE = join(root, "build/out/abuse-intel");
 const ENTRY = join(root, "src/main.ts");
+/**
+ * Worker scripts the program starts (`new Worker("./services/reports/…")` inside the executable): compiled in as
+ * further entry points after the program's, which stays first (the first entry is what the executable runs).
+ */
+export const WORKER_ENTRIES = ["src/services/reports/parse-worker.ts", "src/services/reports/score-worker.ts"].map((file) => join(root, file));
 const PACK_ENRICHMENT = join(root, "build/pack-enrichment.ts");
 const EMBED_MIGRATIONS = join(root, "build/embed-migrations.ts");
 
@@ -35,6 +40,7 @@ export function compileArgs(outfile: string = OUTFILE): string[] {
     "--no-compile-autoload-package-json",
     `--outfile=${outfile}`,
     ENTRY,
+    ...WORKER_ENTRIES,
   ];
 }
 

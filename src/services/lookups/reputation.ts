@@ -134,7 +134,8 @@ export function createReputation(deps: {
   // says whenever an address enters, changes or leaves: the next answer for it must say `cached: false`
   // (reported, then rejected), even when no lookup of it came in between.
   const cache = new AnswerCache(CACHE_LIMIT);
-  // Addresses nobody reported (most of what is asked) are answered from a template and keep no cached answer.
+  // Addresses nobody reported (most of what is asked) are answered from a template; only one asked a second time
+  // gets a cached answer, so an address asked once costs no entry and no eviction.
   const unreported = new UnreportedAnswers(BODY_HEAD, (g) => computeData(NO_IP, NOT_FOUND, g));
   index.onAddressChanged = (ip) => {
     cache.drop(ip);
@@ -194,7 +195,11 @@ export function createReputation(deps: {
     const hit = cache.of(ip);
     if (hit !== NO_ANSWER) return hit;
     const slot = freshSlot(ip, now);
-    if (slot === NOT_FOUND) return unreported.dataText(ip, unreportedGeo(ip));
+    if (slot === NOT_FOUND) {
+      const text = unreported.dataText(ip, unreportedGeo(ip));
+      if (unreported.askedBefore) cache.set(ip, `${BODY_HEAD}${text}}`, Number.POSITIVE_INFINITY);
+      return text;
+    }
     const expiresAt = slot === NOT_FOUND ? Number.POSITIVE_INFINITY : index.firstSeen[slot] + retentionMs;
     const data = computeData(ip, slot);
     const answeredNow = JSON.stringify(data);
@@ -208,7 +213,12 @@ export function createReputation(deps: {
     cache.settle(now);
     const hit = cache.of(ip);
     if (hit !== NO_ANSWER) return cache.viewOf(hit);
-    if (freshSlot(ip, now) === NOT_FOUND) return unreported.body(ip, unreportedGeo(ip));
+    if (freshSlot(ip, now) === NOT_FOUND) {
+      const body = unreported.body(ip, unreportedGeo(ip));
+      // Asked once: no cached answer. Asked again: it is worth one (a bulk check's usual list, a busy client).
+      if (unreported.askedBefore) cache.set(ip, body, Number.POSITIVE_INFINITY);
+      return body;
+    }
     const answer = answerOf(ip, now);
     return typeof answer === "number" ? cache.viewOf(answer) : `${BODY_HEAD}${answer}}`;
   }

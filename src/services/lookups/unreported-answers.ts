@@ -30,6 +30,8 @@ export class UnreportedAnswers {
    * and then by network owner. */
   private readonly tails = new Map<string | null, Map<string | null, string>>();
   private tailCount = 0;
+  /** Whether the address of the last `body` or `dataText` had been asked for before (its answer says cached). */
+  askedBefore = false;
   /** The same tails by the id of the enrichment's pair, for the merged table's answers. */
   private tailsByPair: (string | undefined)[] = [];
   private readonly bodyHead: string;
@@ -51,12 +53,14 @@ export class UnreportedAnswers {
    */
   body(ip: Ip, geo: UnreportedGeo | OwnerPair): string {
     const cached = this.mark(ip);
+    this.askedBefore = cached;
     return `${this.bodyHead}${ip.text}${this.tailOf(geo)}${cached}}}`;
   }
 
   /** The data object's JSON for a bulk check's result list. Counts the address as asked. */
   dataText(ip: Ip, geo: UnreportedGeo | OwnerPair): string {
     const cached = this.mark(ip);
+    this.askedBefore = cached;
     return `${DATA_HEAD}${ip.text}${this.tailOf(geo)}${cached}}`;
   }
 

@@ -34,12 +34,22 @@ class TablePair implements OwnerPair {
 const ORG_LIMIT = 2 ** 26;
 
 export class Ipv4OwnerRanges {
+  /** Pair objects are made when first found (most of the ~100k pairs are never asked for). */
+  private readonly pairs: (OwnerPair | undefined)[];
+
   private constructor(
     private readonly starts: Uint32Array,
     private readonly pairIds: Uint32Array,
     private readonly buckets: Uint32Array,
-    readonly pairs: readonly OwnerPair[],
-  ) {}
+    /** Per pair id: its country index and an ASN record of its owner (the name is read through a record). */
+    private readonly countryIndexes: Uint32Array,
+    private readonly records: Uint32Array,
+    private readonly countryTable: RangeTable,
+    private readonly asnTable: RangeTable,
+  ) {
+    // Filled, not holed: one plain array of pointers, read by index on every lookup.
+    this.pairs = new Array<OwnerPair | undefined>(countryIndexes.length).fill(undefined);
+  }
 
   /** The merged table of a country table and an ASN table, or null when the ASN table has too many owners. */
   static build(countryTable: RangeTable, asnTable: RangeTable): Ipv4OwnerRanges | null {
@@ -51,7 +61,8 @@ export class Ipv4OwnerRanges {
     const av = asn.values;
     const starts = new Uint32Array(cs.length + as.length);
     const pairIds = new Uint32Array(cs.length + as.length);
-    const pairs: OwnerPair[] = [];
+    const countryIndexes: number[] = [];
+    const records: number[] = [];
     const idByKey = new Map<number, number>();
     let n = 0;
     let i = 0;
@@ -68,11 +79,10 @@ export class Ipv4OwnerRanges {
       const key = countryIndex * ORG_LIMIT + org;
       let id = idByKey.get(key);
       if (id === undefined) {
-        id = pairs.length;
+        id = countryIndexes.length;
         idByKey.set(key, id);
-        const code = countryTable.countryCodeAt(countryIndex);
-        // As Enrichment.lookup: a code without a country name (ZZ, unassigned) means unknown.
-        pairs.push(new TablePair(id, countryName(code) === null ? null : code, asnTable, record));
+        countryIndexes.push(countryIndex);
+        records.push(record);
       }
       if (id !== lastId) {
         starts[n] = at;
@@ -82,13 +92,25 @@ export class Ipv4OwnerRanges {
       }
     }
     const merged = starts.slice(0, n);
-    return new Ipv4OwnerRanges(merged, pairIds.slice(0, n), v4Buckets(merged), pairs);
+    return new Ipv4OwnerRanges(merged, pairIds.slice(0, n), v4Buckets(merged), Uint32Array.from(countryIndexes), Uint32Array.from(records), countryTable, asnTable);
   }
 
   /** The pair of an IPv4 address (its value), special-purpose space not excluded: the caller checks that first. */
   pairOf(value: number): OwnerPair {
-    const i = searchV4Bucketed(this.starts, this.buckets, value);
-    return this.pairs[this.pairIds[i]];
+    const id = this.pairIds[searchV4Bucketed(this.starts, this.buckets, value)];
+    return this.pairs[id] ?? this.makePair(id);
+  }
+
+  get pairCount(): number {
+    return this.countryIndexes.length;
+  }
+
+  private makePair(id: number): OwnerPair {
+    const code = this.countryTable.countryCodeAt(this.countryIndexes[id]);
+    // As Enrichment.lookup: a code without a country name (ZZ, unassigned) means unknown.
+    const pair = new TablePair(id, countryName(code) === null ? null : code, this.asnTable, this.records[id]);
+    this.pairs[id] = pair;
+    return pair;
   }
 
   get size(): number {

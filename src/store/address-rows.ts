@@ -58,20 +58,21 @@ export function recentAddresses(store: Store, limit: number, offset: number): { 
  * Writes an address's row (insert or update) or deletes it: what the scorer stores after rescoring. `upsert.run`
  * takes ip, version, score, total, verified, mask, lastCategory, firstSeen, lastSeen, scoredAt, rescoreDueAt.
  */
-export function addressWriter(store: Pick<Store, "sqlite">) {
-  const upsert = store.sqlite.prepare<
-    never,
-    [string, number, number, number, number, number, string | null, number | null, number | null, number, number | null]
-  >(
-    `INSERT INTO addresses (ip, ip_version, reputation_score, total_reports, verified_reports, categories_mask,
+/** An address row written whole (insert or replace its scored columns), bound by position in this order. */
+export const ADDRESS_UPSERT_SQL = `INSERT INTO addresses (ip, ip_version, reputation_score, total_reports, verified_reports, categories_mask,
                             last_category, first_seen, last_seen, scored_at, rescore_due_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT(ip) DO UPDATE SET
        reputation_score = excluded.reputation_score, total_reports = excluded.total_reports,
        verified_reports = excluded.verified_reports, categories_mask = excluded.categories_mask,
        last_category = excluded.last_category, first_seen = excluded.first_seen, last_seen = excluded.last_seen,
-       scored_at = excluded.scored_at, rescore_due_at = excluded.rescore_due_at`,
-  );
+       scored_at = excluded.scored_at, rescore_due_at = excluded.rescore_due_at`;
+
+/** The parameters of ADDRESS_UPSERT_SQL. */
+export type AddressUpsertParams = [string, number, number, number, number, number, string | null, number | null, number | null, number, number | null];
+
+export function addressWriter(store: Pick<Store, "sqlite">) {
+  const upsert = store.sqlite.prepare<never, AddressUpsertParams>(ADDRESS_UPSERT_SQL);
   const remove = store.sqlite.prepare(`DELETE FROM addresses WHERE ip = ?`);
   return { upsert, remove };
 }

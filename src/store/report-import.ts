@@ -4,6 +4,7 @@
 // imported reports in one statement; and the imported addresses with their counting reports in address order.
 
 import type { Database } from "bun:sqlite";
+import { ADDRESS_UPSERT_SQL, type AddressUpsertParams } from "./address-rows";
 
 /** The index of `reports` on (ip, created_at): the importer builds it first and reads the addresses from it. */
 export const ADDRESS_INDEX = "reports_ip_created";
@@ -80,16 +81,7 @@ export function reportImportStatements(sqlite: Database) {
       "SELECT reporter_id AS reporterId, severity, created_at AS createdAtMs, status, category FROM reports WHERE id = ?",
     ),
     /** addresses-row upsert as the scorer writes it (store/address-rows.ts), bound by position. */
-    upsertAddress: sqlite.prepare<never, [string, number, number, number, number, number, string | null, number | null, number | null, number, number | null]>(
-      `INSERT INTO addresses (ip, ip_version, reputation_score, total_reports, verified_reports, categories_mask,
-                              last_category, first_seen, last_seen, scored_at, rescore_due_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT(ip) DO UPDATE SET
-         reputation_score = excluded.reputation_score, total_reports = excluded.total_reports,
-         verified_reports = excluded.verified_reports, categories_mask = excluded.categories_mask,
-         last_category = excluded.last_category, first_seen = excluded.first_seen, last_seen = excluded.last_seen,
-         scored_at = excluded.scored_at, rescore_due_at = excluded.rescore_due_at`,
-    ),
+    upsertAddress: sqlite.prepare<never, AddressUpsertParams>(ADDRESS_UPSERT_SQL),
     removeAddress: sqlite.prepare<never, [string]>("DELETE FROM addresses WHERE ip = ?"),
   };
 }

@@ -17,6 +17,8 @@ import { systemClock } from "../../src/domain/clock";
 import { hashPassword } from "../../src/services/accounts/passwords";
 import { databasePath, inTransaction, openStore } from "../../src/store/database";
 import { prepareLookupData } from "./support/lookup-data";
+import { startServer, stopServer, type ServerProcess as Server } from "./support/server-process";
+import { cpuMicros } from "./support/wrk";
 
 const TARGET_REPORTS_PER_SECOND = 10_000;
 const TARGET_P99_MS = 20;
@@ -66,37 +68,6 @@ async function runWrk(url: string, requestsFile: string, seconds: number): Promi
   return result;
 }
 
-interface Server {
-  url: string;
-  proc: ReturnType<typeof Bun.spawn>;
-}
-
-/** Spawns the server pinned to the server core and waits for its "listening on http://…" line. */
-async function startServer(argv: string[]): Promise<Server> {
-  const proc = Bun.spawn(["taskset", "-c", String(SERVER_CORE), ...argv], { cwd: root, stdout: "pipe", stderr: "inherit", env: { ...process.env, NO_COLOR: "1" } });
-  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
-  const decoder = new TextDecoder();
-  let seen = "";
-  for (;;) {
-    const match = /listening on (http:\/\/[0-9.]+:\d+)/.exec(seen);
-    if (match) {
-      void (async () => {
-        while (!(await reader.read()).done);
-      })();
-      return { url: match[1]!, proc };
-    }
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`the server exited before listening: ${seen}`);
-    seen += decoder.decode(value, { stream: true });
-  }
-}
-
-/** CPU time (user + system) a process has used so far, in microseconds (Linux /proc, 100 ticks a second). */
-async function cpuMicros(pid: number): Promise<number> {
-  const stat = await Bun.file(`/proc/${pid}/stat`).text();
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
 
 /** Reports accepted and group commits so far, from the server's /metrics. */
 async function commitCounts(url: string): Promise<{ reports: number; batches: number }> {
@@ -188,7 +159,7 @@ async function main() {
 
     const profile = PROFILE_DIR === null ? [] : ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`];
     const serverArgv = USE_BINARY ? [join(root, "build/out/abuse-intel")] : [process.execPath, ...profile, join(root, "src/main.ts")];
-    server = await startServer([...serverArgv, "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", data.dataDir, "--sync", "full"]);
+    server = await startServer([...serverArgv, "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", data.dataDir, "--sync", "full"], { core: SERVER_CORE, what: "abuse-intel" });
     for (let i = 0; ; i++) {
       const ready = await fetch(`${server.url}/readyz`).catch(() => null);
       if (ready?.status === 200) break;
@@ -226,8 +197,7 @@ async function main() {
     }
 
     // Every acknowledged report is in the file: counted with a separate connection after the server stops.
-    server.proc.kill("SIGTERM");
-    await server.proc.exited;
+    await stopServer(server);
     server = null;
     const other = new Database(databasePath(data.dataDir), { readonly: true });
     const inFile = (other.query("SELECT count(*) AS n FROM reports").get() as { n: number }).n;
@@ -245,8 +215,7 @@ async function main() {
     process.exitCode = results.every((r) => r.pass) ? 0 : 1;
   } finally {
     if (server !== null) {
-      server.proc.kill("SIGTERM");
-      await server.proc.exited;
+      await stopServer(server);
     }
     rmSync(work, { recursive: true, force: true });
     rmSync(data.dataDir, { recursive: true, force: true });

@@ -12,7 +12,10 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { prepareLookupData } from "./support/lookup-data";
+import { startServer as startProcess, stopServer, type ServerProcess as Server } from "./support/server-process";
 import { runWrk, wrkAvailable, type WrkResult } from "./support/wrk";
+
+const startServer = (argv: string[], what: string) => startProcess(argv, { core: SERVER_CORE, what });
 
 /** Issue 16: every lookup workload at >= 0.70 of the ceiling with p99 < 2 ms (the median round), no round below
  * 0.60 or above p99 5 ms, consecutive rounds within 15 % of each other. */
@@ -40,41 +43,6 @@ const SECONDS = argNumber("--seconds", 5);
 const ROUNDS = argNumber("--rounds", 3);
 const USE_BINARY = process.argv.includes("--binary");
 const root = join(import.meta.dir, "..", "..");
-
-interface Server {
-  url: string;
-  proc: ReturnType<typeof Bun.spawn>;
-}
-
-/** Spawns a server pinned to the server core and waits for its "listening on http://…" line. */
-async function startServer(argv: string[], what: string): Promise<Server> {
-  const proc = Bun.spawn(["taskset", "-c", String(SERVER_CORE), ...argv], { cwd: root, stdout: "pipe", stderr: "inherit", env: { ...process.env, NO_COLOR: "1" } });
-  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
-  const decoder = new TextDecoder();
-  let seen = "";
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const match = /listening on (http:\/\/[0-9.]+:\d+)/.exec(seen);
-    if (match) {
-      // Keep draining its output so the server never blocks on a full pipe.
-      void (async () => {
-        while (!(await reader.read()).done);
-      })();
-      return { url: match[1]!, proc };
-    }
-    if (Date.now() > deadline) throw new Error(`${what} did not start: ${seen}`);
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`${what} exited before listening: ${seen}`);
-    seen += decoder.decode(value, { stream: true });
-  }
-}
-
-async function stopServer(server: Server): Promise<void> {
-  server.proc.kill("SIGTERM");
-  const timer = setTimeout(() => server.proc.kill("SIGKILL"), 5_000);
-  await server.proc.exited;
-  clearTimeout(timer);
-}
 
 function check(condition: unknown, message: string): asserts condition {
   if (!condition) throw new Error(`benchmark precondition failed: ${message}`);

@@ -49,7 +49,7 @@ export async function wrkAvailable(): Promise<boolean> {
 let ticksPerSecond: number | null = null;
 
 /** CPU time of a process so far, in microseconds (utime + stime from /proc/PID/stat). */
-async function cpuMicros(pid: number): Promise<number> {
+export async function cpuMicros(pid: number): Promise<number> {
   ticksPerSecond ??= Number((await new Response(Bun.spawn(["getconf", "CLK_TCK"], { stdout: "pipe" }).stdout).text()).trim()) || 100;
   const stat = await Bun.file(`/proc/${pid}/stat`).text();
   // Fields after the command name, which is in parentheses and may hold spaces.

@@ -80,6 +80,9 @@ function catchUpAtMost(poll: () => boolean, intervalMs: number): () => boolean {
   };
 }
 
+/** Logged changes of other processes taken into the index per turn of the event loop. */
+const FOLLOW_SLICE = 2_000;
+
 export async function createServices(options: ServiceOptions): Promise<Services> {
   const { config, clock, store } = options;
   const stoppers: (() => void | Promise<void>)[] = [];
@@ -177,8 +180,35 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     if (writing !== null) await writing;
     if (index.generation !== persistedGeneration) writeIndexFile("on shutdown");
   });
+  // Another process's changes reach the index in slices between requests: re-reading a million imported
+  // addresses takes seconds, and one call would hold every lookup meanwhile. A slice of 2,000 is 10-20 ms.
+  let following = false;
+  let stopping = false;
+  stoppers.push(() => {
+    stopping = true;
+  });
+  const followInSlices = () => {
+    if (following || stopping) return;
+    following = true;
+    const slice = () => {
+      if (stopping) {
+        following = false;
+        return;
+      }
+      try {
+        if (indexSync.followSome(FOLLOW_SLICE).more) {
+          setImmediate(slice);
+          return;
+        }
+      } catch (error) {
+        console.error("following another process's changes failed (retried at its next commit):", error);
+      }
+      following = false;
+    };
+    slice();
+  };
   changes.onExternalChange(() => {
-    indexSync.follow();
+    followInSlices();
     allowlist.reload();
     feeds.followExternalChanges();
   });

@@ -80,7 +80,8 @@ export function addressWriter(store: Pick<Store, "sqlite">) {
 /** The change log the `addresses` triggers write, and the row of an address: what the index follows. */
 export function addressChangeLog(store: Pick<Store, "sqlite">) {
   return {
-    since: store.sqlite.prepare<{ seq: number; ip: string }, [number]>("SELECT seq, ip FROM address_change_log WHERE seq > ? ORDER BY seq LIMIT 100000"),
+    /** Up to `limit` entries after `seq`, oldest first. */
+    since: store.sqlite.prepare<{ seq: number; ip: string }, [number, number]>("SELECT seq, ip FROM address_change_log WHERE seq > ? ORDER BY seq LIMIT ?"),
     address: store.sqlite.prepare<AddressRow, [string]>(`SELECT ${ADDRESS_ROW_COLUMNS} FROM addresses WHERE ip = ?`),
     prune: store.sqlite.prepare<unknown, [number]>("DELETE FROM address_change_log WHERE seq <= ?"),
   };

@@ -10,6 +10,9 @@ import type { Store } from "../../store/database";
 import { dataVersion } from "../../store/database-health";
 import { lastChangeSeq } from "../../store/index-generation";
 
+/** Log entries read at a time by follow(). */
+const FOLLOW_CHUNK = 100_000;
+
 export class IndexSync {
   /** The last change-log entry the index reflects. */
   private lastSeq = 0;
@@ -65,44 +68,63 @@ export class IndexSync {
    * left alone. Returns how many addresses changed in the index.
    */
   follow(): number {
-    // Read before the rows: a commit after it changes it, and the next catchUp() reads the log again.
-    const version = dataVersion(this.store.sqlite);
     let changed = 0;
     for (;;) {
-      const rows = this.selectChanges.all(this.lastSeq);
-      if (rows.length === 0) break;
-      const ips = new Set(rows.map((r) => r.ip));
-      for (const text of ips) {
-        const ip = parseIp(text);
-        const row = this.selectAddress.get(text);
-        if (row) {
-          if (this.index.upsertIfChanged(ip, recordOfRow(row))) changed++;
-        } else if (this.index.remove(ip)) {
-          changed++;
-        }
-      }
-      this.lastSeq = rows[rows.length - 1].seq;
+      const step = this.followSome(FOLLOW_CHUNK);
+      changed += step.changed;
+      if (!step.more) return changed;
     }
-    this.seenDataVersion = version;
-    return changed;
+  }
+
+  /**
+   * `follow()` for at most `limit` logged changes, so a caller can spread a long catch-up (another process's
+   * import of a million addresses) over many turns of the event loop; `more` says whether entries are left.
+   */
+  followSome(limit: number): { changed: number; more: boolean } {
+    // Read before the rows: a commit after it changes it, and the next catchUp() reads the log again.
+    const version = dataVersion(this.store.sqlite);
+    const rows = this.selectChanges.all(this.lastSeq, limit);
+    let changed = 0;
+    for (const text of new Set(rows.map((r) => r.ip))) {
+      const ip = parseIp(text);
+      const row = this.selectAddress.get(text);
+      if (row) {
+        if (this.index.upsertIfChanged(ip, recordOfRow(row))) changed++;
+      } else if (this.index.remove(ip)) {
+        changed++;
+      }
+    }
+    if (rows.length > 0) this.lastSeq = rows[rows.length - 1].seq;
+    if (rows.length < limit) this.seenDataVersion = version;
+    return { changed, more: rows.length === limit };
   }
 
   /**
    * `follow()`, without reading the log when no other connection committed since the index last took in
    * everything: the entries since are then the server's own writes, which reached the index as they were
    * committed, and re-reading them (hundreds of thousands a minute under heavy ingest) held the event loop for
-   * a second and more. The log's position is read before data_version, so a commit between the two is followed.
+   * a second and more.
    */
   catchUp(): number {
+    return this.skipOwnChanges() ? 0 : this.follow();
+  }
+
+  /**
+   * Moves past the log's entries when all since the last full read are this connection's own, and says whether it
+   * could. The log's position is read before data_version, so a commit between the two is not skipped.
+   */
+  private skipOwnChanges(): boolean {
     const seq = lastChangeSeq(this.store);
-    if (dataVersion(this.store.sqlite) !== this.seenDataVersion) return this.follow();
+    if (dataVersion(this.store.sqlite) !== this.seenDataVersion) return false;
     if (seq > this.lastSeq) this.lastSeq = seq;
-    return 0;
+    return true;
   }
 
   /** Drops log entries the index already reflects (the server's own and others'), up to the index file's position. */
   prune(): void {
-    this.catchUp();
+    // Another process's entries still to follow are left to the follower (see followSome): only what the index
+    // reflects goes, which never waits for a long catch-up here.
+    this.skipOwnChanges();
     this.pruneLog.run(Math.min(this.lastSeq, this.persistedSeq ?? this.lastSeq));
   }
 }

@@ -1,10 +1,14 @@
 // IndexSync.catchUp: the log is read only when another connection committed since the index last took in every
-// commit; the server's own writes (already in the index when committed) are skipped over, not re-read.
+// commit; the server's own writes (already in the index when committed) are skipped over, not re-read. And a long
+// catch-up is taken in slices, so a running server keeps answering meanwhile.
 
 import { afterEach, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createServices } from "../../../../src/app/create-services";
+import { defaultConfig } from "../../../../src/config";
+import { systemClock } from "../../../../src/domain/clock";
 import { parseIp } from "../../../../src/domain/ip";
 import { DEFAULT_RISK_THRESHOLDS } from "../../../../src/domain/risk";
 import { NOT_FOUND } from "../../../../src/index/radix-common";
@@ -59,6 +63,53 @@ test("another connection's commit is followed; the server's own, logged after it
     expect(has("45.33.9.9") && has("45.33.10.10")).toBe(true);
   } finally {
     other.close();
+    store.close();
+  }
+});
+
+test("a long catch-up can be taken in slices: each slice applies its part, the last says nothing is left", () => {
+  const dir = mkdtempSync(join(tmpdir(), "abuse-intel-catch-up-"));
+  dirs.push(dir);
+  const store = openStore(dir);
+  const other = openStore(dir);
+  try {
+    const sync = IndexSync.build(store, DEFAULT_RISK_THRESHOLDS);
+    const ips = Array.from({ length: 25 }, (_, i) => `45.34.0.${i + 1}`);
+    other.sqlite.transaction(() => ips.forEach((ip, i) => insertAddress(other, ip, i + 1)))();
+    const present = () => ips.filter((ip) => sync.index.slotOf(parseIp(ip)) !== NOT_FOUND).length;
+    expect(sync.followSome(10)).toEqual({ changed: 10, more: true });
+    expect(present()).toBe(10);
+    expect(sync.followSome(10)).toEqual({ changed: 10, more: true });
+    expect(sync.followSome(10)).toEqual({ changed: 5, more: false });
+    expect(present()).toBe(25);
+    // Caught up: the next catchUp reads nothing.
+    expect(sync.catchUp()).toBe(0);
+  } finally {
+    other.close();
+    store.close();
+  }
+});
+
+test("a running server takes another process's large commit in slices between turns of the event loop", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "abuse-intel-catch-up-"));
+  dirs.push(dir);
+  const store = openStore(dir);
+  const services = await createServices({ config: { ...defaultConfig(), dataDir: dir }, clock: systemClock, store });
+  const other = openStore(dir);
+  try {
+    const ips = Array.from({ length: 5000 }, (_, i) => `45.35.${i >> 8}.${i & 255}`);
+    other.sqlite.transaction(() => ips.forEach((ip) => insertAddress(other, ip, 2)))();
+    const present = () => ips.filter((ip) => services.index.slotOf(parseIp(ip)) !== NOT_FOUND).length;
+    services.changes.poll();
+    // The first slice is taken at once; the rest after other work had its turn.
+    const atOnce = present();
+    expect(atOnce).toBeGreaterThan(0);
+    expect(atOnce).toBeLessThan(ips.length);
+    for (let i = 0; i < 200 && present() < ips.length; i++) await Bun.sleep(5);
+    expect(present()).toBe(ips.length);
+  } finally {
+    other.close();
+    await services.stop();
     store.close();
   }
 });

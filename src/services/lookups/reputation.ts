@@ -136,7 +136,7 @@ export function createReputation(deps: {
   const cache = new AnswerCache(CACHE_LIMIT);
   // Addresses nobody reported (most of what is asked) are answered from a template; only one asked a second time
   // gets a cached answer, so an address asked once costs no entry and no eviction.
-  const unreported = new UnreportedAnswers(BODY_HEAD, (g) => computeData(NO_IP, NOT_FOUND, g));
+  const unreported = new UnreportedAnswers((g) => computeData(NO_IP, NOT_FOUND, g));
   index.onAddressChanged = (ip) => {
     cache.drop(ip);
     unreported.forget(ip);
@@ -197,10 +197,11 @@ export function createReputation(deps: {
     const slot = freshSlot(ip, now);
     if (slot === NOT_FOUND) {
       const text = unreported.dataText(ip, unreportedGeo(ip));
+      // Asked once: no cached answer. Asked again: it is worth one (a bulk check's usual list, a busy client).
       if (unreported.askedBefore) cache.set(ip, `${BODY_HEAD}${text}}`, Number.POSITIVE_INFINITY);
       return text;
     }
-    const expiresAt = slot === NOT_FOUND ? Number.POSITIVE_INFINITY : index.firstSeen[slot] + retentionMs;
+    const expiresAt = index.firstSeen[slot] + retentionMs;
     const data = computeData(ip, slot);
     const answeredNow = JSON.stringify(data);
     data.cached = true;
@@ -211,14 +212,6 @@ export function createReputation(deps: {
   function reputationBody(ip: Ip): string | Uint8Array {
     const now = clock.now();
     cache.settle(now);
-    const hit = cache.of(ip);
-    if (hit !== NO_ANSWER) return cache.viewOf(hit);
-    if (freshSlot(ip, now) === NOT_FOUND) {
-      const body = unreported.body(ip, unreportedGeo(ip));
-      // Asked once: no cached answer. Asked again: it is worth one (a bulk check's usual list, a busy client).
-      if (unreported.askedBefore) cache.set(ip, body, Number.POSITIVE_INFINITY);
-      return body;
-    }
     const answer = answerOf(ip, now);
     return typeof answer === "number" ? cache.viewOf(answer) : `${BODY_HEAD}${answer}}`;
   }

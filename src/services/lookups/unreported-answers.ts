@@ -2,7 +2,7 @@
 // such an answer but the address itself and `cached` depends only on the enrichment's country and network owner,
 // so the text after the address is made once per (country, owner) and each answer is that text with the address
 // and the flag put in. `cached` says whether the address was asked for before and has not changed since
-// (AskedAddresses). Nothing is kept per answer.
+// (AskedAddresses). Nothing is kept per answer here (the lookups cache one when an address is asked again).
 
 import type { Ip } from "../../domain/ip";
 import type { OwnerPair } from "../enrichment/ipv4-owner-ranges";
@@ -30,34 +30,22 @@ export class UnreportedAnswers {
    * and then by network owner. */
   private readonly tails = new Map<string | null, Map<string | null, string>>();
   private tailCount = 0;
-  /** Whether the address of the last `body` or `dataText` had been asked for before (its answer says cached). */
+  /** Whether the address of the last `dataText` had been asked for before (its answer says cached). */
   askedBefore = false;
   /** The same tails by the id of the enrichment's pair, for the merged table's answers. */
   private tailsByPair: (string | undefined)[] = [];
-  private readonly bodyHead: string;
 
   /**
-   * `bodyHead`: what precedes the data object in a single lookup's body; `dataOf`: the data object of an
-   * unreported address with this geo, as the lookups compute it (its JSON gives the tail, so both stay one shape).
+   * `dataOf`: the data object of an unreported address with this geo, as the lookups compute it (its JSON gives the
+   * tail, so both stay one shape).
    */
-  constructor(
-    bodyHead: string,
-    private readonly dataOf: UnreportedData,
-  ) {
-    this.bodyHead = bodyHead + DATA_HEAD;
-  }
+  constructor(private readonly dataOf: UnreportedData) {}
 
   /**
-   * The whole body of a single lookup of `ip`. Counts the address as asked. A `geo` with an `id` (a pair of the
-   * enrichment's merged table) finds its tail by that id: an array read instead of two map lookups.
+   * The data object's JSON of an answer for `ip` (a single lookup's body wraps it in the envelope). Counts the
+   * address as asked. A `geo` with an `id` (a pair of the enrichment's merged table) finds its tail by that id:
+   * an array read instead of two map lookups.
    */
-  body(ip: Ip, geo: UnreportedGeo | OwnerPair): string {
-    const cached = this.mark(ip);
-    this.askedBefore = cached;
-    return `${this.bodyHead}${ip.text}${this.tailOf(geo)}${cached}}}`;
-  }
-
-  /** The data object's JSON for a bulk check's result list. Counts the address as asked. */
   dataText(ip: Ip, geo: UnreportedGeo | OwnerPair): string {
     const cached = this.mark(ip);
     this.askedBefore = cached;

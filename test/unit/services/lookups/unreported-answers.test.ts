@@ -5,7 +5,6 @@ import { describe, expect, test } from "bun:test";
 import { parseIp } from "../../../../src/domain/ip";
 import { UnreportedAnswers, type UnreportedGeo } from "../../../../src/services/lookups/unreported-answers";
 
-const HEAD = '{"success":true,"data":';
 const dataOf = (geo: UnreportedGeo) => ({
   ipAddress: "",
   reputationScore: 100,
@@ -19,8 +18,8 @@ const dataOf = (geo: UnreportedGeo) => ({
 });
 
 describe("UnreportedAnswers", () => {
-  test("a body is the envelope around the data object, byte for byte as JSON.stringify writes it", () => {
-    const answers = new UnreportedAnswers(HEAD, dataOf);
+  test("an answer is the data object byte for byte as JSON.stringify writes it", () => {
+    const answers = new UnreportedAnswers(dataOf);
     const geos: UnreportedGeo[] = [
       { countryCode: "US", isp: "Google LLC" },
       { countryCode: null, isp: null },
@@ -29,25 +28,22 @@ describe("UnreportedAnswers", () => {
     for (const text of ["203.0.113.9", "2001:db8::1", "8.8.8.8"]) {
       for (const geo of geos) {
         const ip = parseIp(text);
-        const first = answers.body(ip, geo);
-        expect(first).toBe(`${HEAD}${JSON.stringify({ ...dataOf(geo), ipAddress: text, cached: false })}}`);
-        expect(JSON.parse(answers.body(ip, geo)).data.cached).toBe(true);
-        expect(JSON.parse(answers.dataText(ip, geo))).toEqual({ ...dataOf(geo), ipAddress: text, cached: true });
+        expect(answers.dataText(ip, geo)).toBe(JSON.stringify({ ...dataOf(geo), ipAddress: text, cached: false }));
+        expect(answers.askedBefore).toBe(false);
+        expect(answers.dataText(ip, geo)).toBe(JSON.stringify({ ...dataOf(geo), ipAddress: text, cached: true }));
+        expect(answers.askedBefore).toBe(true);
         answers.forget(ip);
       }
     }
   });
 
-  test("cached follows the address, whichever of the two forms asked; forget and clear start it over", () => {
-    const answers = new UnreportedAnswers(HEAD, dataOf);
+  test("cached follows the address, however it is spelled; forget and clear start it over", () => {
+    const answers = new UnreportedAnswers(dataOf);
     const geo = { countryCode: "FR", isp: "Orange" };
-    const cached = (text: string, bulk = false) => {
-      const ip = parseIp(text);
-      return JSON.parse(bulk ? answers.dataText(ip, geo) : answers.body(ip, geo).slice(HEAD.length, -1)).cached;
-    };
+    const cached = (text: string) => JSON.parse(answers.dataText(parseIp(text), geo)).cached;
     expect(cached("192.0.2.1")).toBe(false);
-    expect(cached("192.0.2.1", true)).toBe(true);
-    expect(cached("2001:DB8:0::5", true)).toBe(false);
+    expect(cached("192.0.2.1")).toBe(true);
+    expect(cached("2001:DB8:0::5")).toBe(false);
     expect(cached("2001:db8::5")).toBe(true);
     answers.forget(parseIp("192.0.2.1"));
     expect(cached("192.0.2.1")).toBe(false);
@@ -57,7 +53,7 @@ describe("UnreportedAnswers", () => {
   });
 
   test("many different owners: every answer still carries its own", () => {
-    const answers = new UnreportedAnswers(HEAD, dataOf);
+    const answers = new UnreportedAnswers(dataOf);
     const ip = parseIp("198.51.100.7");
     for (let i = 0; i < 60_000; i++) {
       const isp = `Owner ${i % 55_000}`;

@@ -57,7 +57,8 @@ export class DeliveryTables {
          VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`,
       ),
       markFannedOut: sqlite.query<unknown, [number, number]>("UPDATE outbox SET fanned_out_at = ? WHERE id = ?"),
-      dropEvent: sqlite.query<unknown, [number]>("DELETE FROM outbox WHERE id = ?"),
+      /** Deletes the events of these ids (a JSON array): those nobody receives, in one statement per fan-out. */
+      dropEvents: sqlite.query<unknown, [string]>("DELETE FROM outbox WHERE id IN (SELECT value FROM json_each(?))"),
     };
   }
 

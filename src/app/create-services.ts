@@ -219,7 +219,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   const housekeeping = setInterval(() => {
     try {
       if (enrichment.reloadImported()) reputation.clearCache();
-      if (++ticks % 30 === 0) indexSync.prune();
+      ++ticks;
+      indexSync.prune();
       if (ticks % persistEveryTicks === 0 && index.generation !== persistedGeneration) writeIndexFileInBackground();
     } catch (error) {
       console.error("housekeeping failed (retried shortly):", error);

@@ -83,7 +83,10 @@ export function addressChangeLog(store: Pick<Store, "sqlite">) {
     /** Up to `limit` entries after `seq`, oldest first. */
     since: store.sqlite.prepare<{ seq: number; ip: string }, [number, number]>("SELECT seq, ip FROM address_change_log WHERE seq > ? ORDER BY seq LIMIT ?"),
     address: store.sqlite.prepare<AddressRow, [string]>(`SELECT ${ADDRESS_ROW_COLUMNS} FROM addresses WHERE ip = ?`),
-    prune: store.sqlite.prepare<unknown, [number]>("DELETE FROM address_change_log WHERE seq <= ?"),
+    /** Deletes the entries up to `seq`, at most `limit` of them (the oldest): a long log goes in several calls. */
+    prune: store.sqlite.prepare<unknown, [number, number]>(
+      "DELETE FROM address_change_log WHERE seq <= min(?, (SELECT min(seq) FROM address_change_log) + ? - 1)",
+    ),
   };
 }
 

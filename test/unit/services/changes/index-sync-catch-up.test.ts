@@ -12,7 +12,7 @@ import { systemClock } from "../../../../src/domain/clock";
 import { parseIp } from "../../../../src/domain/ip";
 import { DEFAULT_RISK_THRESHOLDS } from "../../../../src/domain/risk";
 import { NOT_FOUND } from "../../../../src/index/radix-common";
-import { IndexSync } from "../../../../src/services/changes/index-sync";
+import { IndexSync, PRUNE_CHUNK } from "../../../../src/services/changes/index-sync";
 import { openStore, type Store } from "../../../../src/store/database";
 import { lastChangeSeq } from "../../../../src/store/index-generation";
 
@@ -110,6 +110,33 @@ test("a running server takes another process's large commit in slices between tu
   } finally {
     other.close();
     await services.stop();
+    store.close();
+  }
+});
+
+test("pruning a long log takes it in chunks, oldest first, never past what the index reflects", () => {
+  const dir = mkdtempSync(join(tmpdir(), "abuse-intel-catch-up-"));
+  dirs.push(dir);
+  const store = openStore(dir);
+  const other = openStore(dir);
+  try {
+    const sync = IndexSync.build(store, DEFAULT_RISK_THRESHOLDS);
+    const count = PRUNE_CHUNK + 5_000;
+    const ipOf = (i: number) => `45.${36 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
+    other.sqlite.transaction(() => {
+      for (let i = 0; i < count; i++) insertAddress(other, ipOf(i), 1);
+    })();
+    const logged = () => (store.sqlite.query("SELECT count(*) AS n FROM address_change_log").get() as { n: number }).n;
+    // Not yet followed: nothing goes.
+    sync.prune();
+    expect(logged()).toBe(count);
+    sync.follow();
+    sync.prune();
+    expect(logged()).toBe(count - PRUNE_CHUNK);
+    sync.prune();
+    expect(logged()).toBe(0);
+  } finally {
+    other.close();
     store.close();
   }
 });

@@ -21,6 +21,23 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
+/**
+ * Runs `body` with two connections to a fresh data directory: `store` (the server's) and `other` (another
+ * process's), both closed afterwards.
+ */
+async function withTwoConnections(body: (store: Store, other: Store, dir: string) => void | Promise<void>): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "abuse-intel-catch-up-"));
+  dirs.push(dir);
+  const store = openStore(dir);
+  const other = openStore(dir);
+  try {
+    await body(store, other, dir);
+  } finally {
+    other.close();
+    store.close();
+  }
+}
+
 function insertAddress(store: Store, ip: string, total: number): void {
   const now = Date.now();
   store.sqlite
@@ -31,12 +48,8 @@ function insertAddress(store: Store, ip: string, total: number): void {
     .run(ip, total, now - 60_000, now - 1000, now);
 }
 
-test("another connection's commit is followed; the server's own, logged after it, are skipped without reading", () => {
-  const dir = mkdtempSync(join(tmpdir(), "abuse-intel-catch-up-"));
-  dirs.push(dir);
-  const store = openStore(dir);
-  const other = openStore(dir);
-  try {
+test("another connection's commit is followed; the server's own, logged after it, are skipped without reading", () =>
+  withTwoConnections((store, other) => {
     const sync = IndexSync.build(store, DEFAULT_RISK_THRESHOLDS);
     const has = (ip: string) => sync.index.slotOf(parseIp(ip)) !== NOT_FOUND;
 
@@ -61,18 +74,10 @@ test("another connection's commit is followed; the server's own, logged after it
     insertAddress(other, "45.33.10.10", 4);
     expect(sync.catchUp()).toBe(2);
     expect(has("45.33.9.9") && has("45.33.10.10")).toBe(true);
-  } finally {
-    other.close();
-    store.close();
-  }
-});
+  }));
 
-test("a long catch-up can be taken in slices: each slice applies its part, the last says nothing is left", () => {
-  const dir = mkdtempSync(join(tmpdir(), "abuse-intel-catch-up-"));
-  dirs.push(dir);
-  const store = openStore(dir);
-  const other = openStore(dir);
-  try {
+test("a long catch-up can be taken in slices: each slice applies its part, the last says nothing is left", () =>
+  withTwoConnections((store, other) => {
     const sync = IndexSync.build(store, DEFAULT_RISK_THRESHOLDS);
     const ips = Array.from({ length: 25 }, (_, i) => `45.34.0.${i + 1}`);
     other.sqlite.transaction(() => ips.forEach((ip, i) => insertAddress(other, ip, i + 1)))();
@@ -84,42 +89,29 @@ test("a long catch-up can be taken in slices: each slice applies its part, the l
     expect(present()).toBe(25);
     // Caught up: the next catchUp reads nothing.
     expect(sync.catchUp()).toBe(0);
-  } finally {
-    other.close();
-    store.close();
-  }
-});
+  }));
 
-test("a running server takes another process's large commit in slices between turns of the event loop", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "abuse-intel-catch-up-"));
-  dirs.push(dir);
-  const store = openStore(dir);
-  const services = await createServices({ config: { ...defaultConfig(), dataDir: dir }, clock: systemClock, store });
-  const other = openStore(dir);
-  try {
-    const ips = Array.from({ length: 5000 }, (_, i) => `45.35.${i >> 8}.${i & 255}`);
-    other.sqlite.transaction(() => ips.forEach((ip) => insertAddress(other, ip, 2)))();
-    const present = () => ips.filter((ip) => services.index.slotOf(parseIp(ip)) !== NOT_FOUND).length;
-    services.changes.poll();
-    // The first slice is taken at once; the rest after other work had its turn.
-    const atOnce = present();
-    expect(atOnce).toBeGreaterThan(0);
-    expect(atOnce).toBeLessThan(ips.length);
-    for (let i = 0; i < 200 && present() < ips.length; i++) await Bun.sleep(5);
-    expect(present()).toBe(ips.length);
-  } finally {
-    other.close();
-    await services.stop();
-    store.close();
-  }
-});
+test("a running server takes another process's large commit in slices between turns of the event loop", () =>
+  withTwoConnections(async (store, other, dir) => {
+    const services = await createServices({ config: { ...defaultConfig(), dataDir: dir }, clock: systemClock, store });
+    try {
+      const ips = Array.from({ length: 5000 }, (_, i) => `45.35.${i >> 8}.${i & 255}`);
+      other.sqlite.transaction(() => ips.forEach((ip) => insertAddress(other, ip, 2)))();
+      const present = () => ips.filter((ip) => services.index.slotOf(parseIp(ip)) !== NOT_FOUND).length;
+      services.changes.poll();
+      // The first slice is taken at once; the rest after other work had its turn.
+      const atOnce = present();
+      expect(atOnce).toBeGreaterThan(0);
+      expect(atOnce).toBeLessThan(ips.length);
+      for (let i = 0; i < 200 && present() < ips.length; i++) await Bun.sleep(5);
+      expect(present()).toBe(ips.length);
+    } finally {
+      await services.stop();
+    }
+  }));
 
-test("pruning a long log takes it in chunks, oldest first, never past what the index reflects", () => {
-  const dir = mkdtempSync(join(tmpdir(), "abuse-intel-catch-up-"));
-  dirs.push(dir);
-  const store = openStore(dir);
-  const other = openStore(dir);
-  try {
+test("pruning a long log takes it in chunks, oldest first, never past what the index reflects", () =>
+  withTwoConnections((store, other) => {
     const sync = IndexSync.build(store, DEFAULT_RISK_THRESHOLDS);
     const count = PRUNE_CHUNK + 5_000;
     const ipOf = (i: number) => `45.${36 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
@@ -135,8 +127,4 @@ test("pruning a long log takes it in chunks, oldest first, never past what the i
     expect(logged()).toBe(count - PRUNE_CHUNK);
     sync.prune();
     expect(logged()).toBe(0);
-  } finally {
-    other.close();
-    store.close();
-  }
-});
+  }));

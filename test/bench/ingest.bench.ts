@@ -18,7 +18,7 @@ import { hashPassword } from "../../src/services/accounts/passwords";
 import { databasePath, inTransaction, openStore } from "../../src/store/database";
 import { prepareLookupData } from "./support/lookup-data";
 import { startServer, stopServer, type ServerProcess as Server } from "./support/server-process";
-import { cpuMicros } from "./support/wrk";
+import { cpuMicros, runWrk, type WrkResult } from "./support/wrk";
 
 const TARGET_REPORTS_PER_SECOND = 10_000;
 const TARGET_P99_MS = 20;
@@ -42,32 +42,12 @@ const USE_BINARY = process.argv.includes("--binary");
 /** `--cpu-prof DIR`: the server writes a CPU profile there when it stops. */
 const PROFILE_DIR = process.argv.includes("--cpu-prof") ? process.argv[process.argv.indexOf("--cpu-prof") + 1]! : null;
 const root = join(import.meta.dir, "..", "..");
-const SCRIPT = join(import.meta.dir, "support/ingest-requests.lua");
-
-interface WrkResult {
-  requests: number;
-  durationUs: number;
-  status: number;
-  connect: number;
-  read: number;
-  write: number;
-  timeout: number;
-  p50Us: number;
-  p99Us: number;
-  perSecond: number;
-}
-
-async function runWrk(url: string, requestsFile: string, seconds: number): Promise<WrkResult> {
-  const argv = ["taskset", "-c", String(LOAD_CORE), "wrk", "-t1", `-c${CONNECTIONS}`, `-d${seconds}s`, "--timeout", "5s", "-s", SCRIPT, url, "--", "/v1/ip/report", requestsFile];
-  const proc = Bun.spawn(argv, { stdout: "pipe", stderr: "pipe" });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  const line = out.split("\n").find((l) => l.startsWith("WRKJSON "));
-  if (code !== 0 || line === undefined) throw new Error(`wrk failed (exit ${code}): ${err}\n${out}`);
-  const result = JSON.parse(line.slice("WRKJSON ".length)) as WrkResult;
+/** One run of wrk sending each line of `requestsFile` once; per second counts the 2xx answers only. */
+async function runReports(url: string, requestsFile: string, seconds: number): Promise<WrkResult> {
+  const result = await runWrk({ url, scriptArgs: ["reports", "/v1/ip/report", requestsFile], connections: CONNECTIONS, seconds, core: LOAD_CORE });
   result.perSecond = (result.requests - result.status) / (result.durationUs / 1e6);
   return result;
 }
-
 
 /** Reports accepted and group commits so far, from the server's /metrics. */
 async function commitCounts(url: string): Promise<{ reports: number; batches: number }> {
@@ -170,7 +150,7 @@ async function main() {
       `(set up in ${((performance.now() - setupStart) / 1000).toFixed(1)} s), ${REPORTERS} reporters with JWTs, wrk -t1 -c${CONNECTIONS} ${SECONDS} s × ${ROUNDS} rounds, ` +
       `server on core ${SERVER_CORE}, wrk on core ${LOAD_CORE}; each 201 follows a durable commit`);
 
-    const warm = await runWrk(server.url, warmupFile, 2);
+    const warm = await runReports(server.url, warmupFile, 2);
     const failures = (r: WrkResult) => r.status + r.connect + r.read + r.write + r.timeout;
     let acknowledged = warm.requests - warm.status;
     let failed = failures(warm);
@@ -179,7 +159,7 @@ async function main() {
     for (let round = 0; round < ROUNDS; round++) {
       const before = await commitCounts(server.url);
       const cpuBefore = await cpuMicros(server.proc.pid);
-      const r = await runWrk(server.url, roundFiles[round]!, SECONDS);
+      const r = await runReports(server.url, roundFiles[round]!, SECONDS);
       const cpuUsPerReport = ((await cpuMicros(server.proc.pid)) - cpuBefore) / Math.max(1, r.requests);
       const after = await commitCounts(server.url);
       acknowledged += r.requests - r.status;

@@ -2,6 +2,9 @@
 -- small work for the ceiling and for the server under test.
 --   wrk ... -s wrk-requests.lua URL -- get PATHS_FILE API_KEY    (one path per line)
 --   wrk ... -s wrk-requests.lua URL -- post PATH BODIES_FILE API_KEY   (one JSON body per line)
+--   wrk ... -s wrk-requests.lua URL -- reports PATH REQUESTS_FILE      (one "TOKEN<TAB>JSON BODY" per line, each
+--                                                                     sent once in order: a report sent twice by
+--                                                                     one reporter within 15 minutes is a 429)
 -- done() prints one line "WRKJSON {...}" with the counts and latency figures (microseconds).
 
 local requests = {}
@@ -16,6 +19,14 @@ function init(args)
       count = count + 1
       requests[count] = wrk.format("GET", line, headers)
     end
+  elseif mode == "reports" then
+    for line in io.lines(args[3]) do
+      local tab = string.find(line, "\t", 1, true)
+      local headers = { ["Authorization"] = "Bearer " .. string.sub(line, 1, tab - 1), ["Content-Type"] = "application/json" }
+      count = count + 1
+      requests[count] = wrk.format("POST", args[2], headers, string.sub(line, tab + 1))
+    end
+    return
   else
     local headers = { ["X-API-Key"] = args[4], ["Content-Type"] = "application/json" }
     for line in io.lines(args[3]) do

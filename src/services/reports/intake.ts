@@ -361,7 +361,7 @@ export class ReportService {
       if (seen === undefined || w.atMs > seen.atMs) latest.set(w.ip.text, w);
     }
     const addresses = [...latest.values()].map((w) => ({ ip: w.ip, nowMs: w.atMs }));
-    const records = this.scorer.rescoreAll?.(addresses) ?? addresses.map((a) => this.scorer.rescore(a.ip, a.nowMs));
+    const records = this.scorer.rescoreAll(addresses);
     const confidence = new Map<string, number>();
     for (let i = 0; i < addresses.length; i++) {
       const { ip } = addresses[i]!;

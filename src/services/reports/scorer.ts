@@ -57,9 +57,9 @@ export interface AddressScorer {
   rescore(ip: Ip, nowMs: number): AddressRecord | null;
   /**
    * rescore() of several distinct addresses, each at its own time, reading their reports in one statement; the
-   * records in the same order. Optional: callers fall back to rescore() one by one.
+   * records in the same order.
    */
-  rescoreAll?(addresses: readonly RescoreOf[]): (AddressRecord | null)[];
+  rescoreAll(addresses: readonly RescoreOf[]): (AddressRecord | null)[];
 }
 
 export interface RescoreOf {

@@ -95,6 +95,9 @@ const noScorer: AddressScorer = {
   rescore: () => {
     throw readOnly("a snapshot holds no reports to rescore from");
   },
+  rescoreAll: () => {
+    throw readOnly("a snapshot holds no reports to rescore from");
+  },
 };
 
 export interface OpenSnapshotOptions {

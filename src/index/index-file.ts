@@ -8,7 +8,7 @@
 
 import { closeSync, ftruncateSync, openSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { open, rename, rm } from "node:fs/promises";
-import { CARRIED_COLUMNS, type CarriedColumn, type ColumnArray, type PersistedIndexParts, ReputationIndex } from "./reputation-index";
+import { CARRIED_COLUMNS, carriedColumnLayout, type CarriedColumn, type ColumnArray, type PersistedIndexParts, ReputationIndex } from "./reputation-index";
 import type { RiskThresholds } from "../domain/risk";
 import { RadixTree4 } from "./radix4";
 import { RadixTree6 } from "./radix6";
@@ -43,11 +43,6 @@ interface Header {
   sections: Section[];
 }
 
-/** What must match for a file to be read: the columns this build carries and their element types. */
-export function columnLayout(): string {
-  const probe = new ReputationIndex(undefined, 0).toParts().columns;
-  return CARRIED_COLUMNS.map((name) => `${name}:${probe[name].constructor.name}`).join(",");
-}
 
 export interface IndexFileContent {
   parts: PersistedIndexParts;
@@ -84,7 +79,7 @@ export function encodeIndexFile(stamp: IndexFileStamp, thresholds: RiskThreshold
     offset = padTo(offset + bytes.byteLength);
     return section;
   });
-  const header: Header = { formatVersion: FORMAT_VERSION, layout: columnLayout(), stamp, thresholds, slots: parts.slots, networkCount: parts.networkCount, sections };
+  const header: Header = { formatVersion: FORMAT_VERSION, layout: carriedColumnLayout(), stamp, thresholds, slots: parts.slots, networkCount: parts.networkCount, sections };
   const headerBytes = new TextEncoder().encode(JSON.stringify(header));
   const prefix = new Uint8Array(padTo(MAGIC.length + 16 + headerBytes.byteLength));
   prefix.set(new TextEncoder().encode(MAGIC));
@@ -180,7 +175,7 @@ export function openIndexFile(path: string): IndexFileReader {
   const headerBytes = file.subarray(headLength, headLength + headerLength);
   if (Bun.hash.xxHash3(headerBytes) !== view.getBigUint64(MAGIC.length + 8, true)) throw new IndexFileProblem("its header is damaged");
   const header = JSON.parse(new TextDecoder().decode(headerBytes)) as Header;
-  if (header.formatVersion !== FORMAT_VERSION || header.layout !== columnLayout()) throw new IndexFileProblem("it was written by another version");
+  if (header.formatVersion !== FORMAT_VERSION || header.layout !== carriedColumnLayout()) throw new IndexFileProblem("it was written by another version");
   const base = padTo(headLength + headerLength);
   const end = Math.max(0, ...header.sections.map((s) => padTo(s.offset + s.byteLength)));
   if (base + end > size) throw new IndexFileProblem("it is truncated");

@@ -29,6 +29,15 @@ const NO_CATEGORY = 255;
 /** The columns that hold data (and travel in a snapshot). */
 export const CARRIED_COLUMNS = ["categories", "firstSeen", "lastCategory", "lastSeen", "risk", "score", "total", "verified"] as const;
 export type CarriedColumn = (typeof CARRIED_COLUMNS)[number];
+
+/**
+ * The carried columns with their element types (`score:Uint8Array,…`): what a file holding them must match to be
+ * read by this build (the index file and a snapshot's index blobs both record it).
+ */
+export function carriedColumnLayout(): string {
+  const columns = new ReputationIndex(undefined, 0).toParts().columns;
+  return CARRIED_COLUMNS.map((name) => `${name}:${columns[name].constructor.name}`).join(",");
+}
 export type ColumnArray = Uint8Array | Uint16Array | Uint32Array | Float64Array;
 
 /** An index as parts: its trees and its carried columns, cut to the slots in use (0..slots-1). */
@@ -120,16 +129,19 @@ export class ReputationIndex {
   /** The trees and carried columns; the index must have every slot in use (one built fresh, never removed from). */
   toParts(): IndexParts {
     if (this.freeSlots.length > 0) throw new Error("toParts needs an index with no free slots: build a fresh one");
-    const slots = this.nextSlot;
-    const columns = Object.fromEntries(CARRIED_COLUMNS.map((name) => [name, this[name].subarray(0, slots)])) as Record<CarriedColumn, ColumnArray>;
-    return { v4: this.v4, v6: this.v6, slots, columns };
+    return { v4: this.v4, v6: this.v6, slots: this.nextSlot, columns: this.carriedColumns() };
   }
 
   /** The trees, the columns up to the highest slot ever used, and the slots free below it: for the index file. */
   persistedParts(): PersistedIndexParts {
+    const freeSlots = Int32Array.from(this.freeSlots);
+    return { v4: this.v4, v6: this.v6, slots: this.nextSlot, columns: this.carriedColumns(), freeSlots, networkCount: this.networkCount };
+  }
+
+  /** Views of the carried columns up to the highest slot ever used. */
+  private carriedColumns(): Record<CarriedColumn, ColumnArray> {
     const slots = this.nextSlot;
-    const columns = Object.fromEntries(CARRIED_COLUMNS.map((name) => [name, this[name].subarray(0, slots)])) as Record<CarriedColumn, ColumnArray>;
-    return { v4: this.v4, v6: this.v6, slots, columns, freeSlots: Int32Array.from(this.freeSlots), networkCount: this.networkCount };
+    return Object.fromEntries(CARRIED_COLUMNS.map((name) => [name, this[name].subarray(0, slots)])) as Record<CarriedColumn, ColumnArray>;
   }
 
   /** Removes every listed network (entries shorter than /32 or /128) at once; returns how many there were. */

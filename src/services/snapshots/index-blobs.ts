@@ -8,7 +8,7 @@ import { addressRowsOf, everyAddressRow } from "../../store/snapshot-file";
 import type { Database } from "bun:sqlite";
 import { parseIp, type Ip } from "../../domain/ip";
 import type { RiskThresholds } from "../../domain/risk";
-import { CARRIED_COLUMNS, ReputationIndex, type CarriedColumn, type ColumnArray } from "../../index/reputation-index";
+import { CARRIED_COLUMNS, carriedColumnLayout, ReputationIndex, type CarriedColumn, type ColumnArray } from "../../index/reputation-index";
 import { ADDRESS_ROW_COLUMNS, recordOfRow, type AddressRow } from "../../store/address-rows";
 import { RadixTree4 } from "../../index/radix4";
 import { RadixTree6 } from "../../index/radix6";
@@ -25,8 +25,7 @@ export interface IndexBlob {
 
 /** What a reader must understand to use the blobs: the trees and each column's name and element type. */
 export function indexLayout(): string {
-  const { columns } = new ReputationIndex(undefined, 0).toParts();
-  return ["radix4", "radix6", ...CARRIED_COLUMNS.map((name) => `${name}:${columns[name].constructor.name}`)].join(",");
+  return `radix4,radix6,${carriedColumnLayout()}`;
 }
 
 /** The blobs of an index whose slots are exactly 0..size-1 (one built fresh by inserting, never removing). */

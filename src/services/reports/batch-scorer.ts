@@ -4,6 +4,7 @@
 // batches are scored on the importing thread instead. One that fails once it has batches fails the import (it
 // rolls back), as its batches went to it whole.
 
+import { importWorkerSpecifier } from "./worker-module";
 import { type AddressBatch, batchBuffers, type ScoredAddressBatch, scoreAddressBatch } from "./address-batch-scoring";
 
 export interface BatchScorer {
@@ -23,13 +24,6 @@ export interface ScoringWorker extends BatchScorer {
   whenReady(timeoutMs: number): Promise<boolean>;
 }
 
-/**
- * The worker's module: beside this one when run from the sources; in an executable (`bun build --compile` puts
- * its modules under /$bunfs/root/, the sources' src/) the entry point the build adds for it, by its path there.
- */
-function workerSpecifier(): string {
-  return import.meta.url.includes("/$bunfs/") ? "./services/reports/score-worker.ts" : new URL("./score-worker.ts", import.meta.url).href;
-}
 
 export function startScoringWorker(): ScoringWorker {
   let worker: Worker | null = null;
@@ -46,7 +40,7 @@ export function startScoringWorker(): ScoringWorker {
     for (const entry of queue.splice(0)) entry.reject(new Error("the import's scoring worker failed"));
   };
   try {
-    worker = new Worker(workerSpecifier());
+    worker = new Worker(importWorkerSpecifier("score-worker.ts"));
     worker.onmessage = (event: MessageEvent<ScoredAddressBatch | "ready">) => {
       if (event.data === "ready") {
         ready = true;

@@ -3,6 +3,7 @@
 // A worker that is not ready in time (an executable built without its entry point) is not used; one that fails
 // once it has pieces fails the import (it rolls back).
 
+import { importWorkerSpecifier } from "./worker-module";
 import { AppError, type ErrorCode } from "../../domain/errors";
 import type { ParseOptions } from "./import-csv";
 import { PieceParser, type RowBatch } from "./row-batch";
@@ -29,16 +30,12 @@ export function inThreadParsers(options: ParseOptions): PieceParsers {
   };
 }
 
-/** The worker's module (see batch-scorer.ts workerSpecifier for the executable's case). */
-function workerSpecifier(): string {
-  return import.meta.url.includes("/$bunfs/") ? "./services/reports/parse-worker.ts" : new URL("./parse-worker.ts", import.meta.url).href;
-}
 
 /** A worker that parses, once it said it is ready within `readyWithinMs`; null when it did not. */
 export async function startParseWorker(options: ParseOptions, readyWithinMs: number): Promise<PieceParsers | null> {
   let worker: Worker;
   try {
-    worker = new Worker(workerSpecifier());
+    worker = new Worker(importWorkerSpecifier("parse-worker.ts"));
   } catch {
     return null;
   }

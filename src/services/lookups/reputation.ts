@@ -111,8 +111,6 @@ const BULK_TAIL = "]}}";
 /** Cached answers kept at most (about 300 bytes each). */
 const CACHE_LIMIT = 200_000;
 const EXPIRY_WALK_INTERVAL_MS = 10_000;
-/** Stands for the address in the template of unreported answers (the address is filled in per answer). */
-const NO_IP = { version: 4, value: 0, text: "" } as unknown as Ip;
 const iso = (ms: number): string | null => (Number.isNaN(ms) ? null : new Date(ms).toISOString());
 const utf8 = new TextDecoder();
 
@@ -136,7 +134,8 @@ export function createReputation(deps: {
   const cache = new AnswerCache(CACHE_LIMIT);
   // Addresses nobody reported (most of what is asked) are answered from a template; only one asked a second time
   // gets a cached answer, so an address asked once costs no entry and no eviction.
-  const unreported = new UnreportedAnswers((g) => computeData(NO_IP, NOT_FOUND, g));
+  // The template's address is left empty: each answer puts its own in.
+  const unreported = new UnreportedAnswers((g) => computeData("", NOT_FOUND, g));
   index.onAddressChanged = (ip) => {
     cache.drop(ip);
     unreported.forget(ip);
@@ -164,10 +163,10 @@ export function createReputation(deps: {
   }
 
   /** The answer's data object, computed from the index and the enrichment (`cached` false). */
-  function computeData(ip: Ip, slot: number, g: { countryCode: string | null; isp: string | null } = geo.lookup(ip)): ReputationData {
+  function computeData(ipText: string, slot: number, g: { countryCode: string | null; isp: string | null }): ReputationData {
     const found = slot !== NOT_FOUND;
     const data: ReputationData = {
-      ipAddress: ip.text,
+      ipAddress: ipText,
       reputationScore: found ? index.score[slot] : 100,
       riskLevel: found ? riskLevelFromCode(index.risk[slot]) : riskLevelOf(100, params.riskThresholds),
       totalReports: found ? index.total[slot] : 0,
@@ -202,7 +201,7 @@ export function createReputation(deps: {
       return text;
     }
     const expiresAt = index.firstSeen[slot] + retentionMs;
-    const data = computeData(ip, slot);
+    const data = computeData(ip.text, slot, geo.lookup(ip));
     const answeredNow = JSON.stringify(data);
     data.cached = true;
     cache.set(ip, `${BODY_HEAD}${JSON.stringify(data)}}`, expiresAt);

@@ -22,7 +22,8 @@ import { ReportStateService } from "../services/reports/states";
 import { CreditService } from "../services/reports/credits";
 import { openEnrichment } from "../services/enrichment/enrichment";
 import { IndexSync } from "../services/changes/index-sync";
-import { openIndex, persistIndex, persistIndexInBackground } from "../services/changes/persisted-index";
+import { IndexFileWriter } from "../services/changes/index-file-writer";
+import { openIndex } from "../services/changes/persisted-index";
 import { isFullLength } from "../services/feeds/listing-records";
 import { addressRowExists } from "../store/address-rows";
 import { createAllowlist } from "../services/allowlist/allowlist";
@@ -79,9 +80,6 @@ function catchUpAtMost(poll: () => boolean, intervalMs: number): () => boolean {
     return poll();
   };
 }
-
-/** Logged changes of other processes taken into the index per turn of the event loop. */
-const FOLLOW_SLICE = 2_000;
 
 export async function createServices(options: ServiceOptions): Promise<Services> {
   const { config, clock, store } = options;
@@ -145,70 +143,15 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   // Timers start with the scheduler (`serve`); CLI commands and tests refresh feeds by hand.
   const feeds = new Feeds({ service: feedService, tables: feedTables, clock });
   stoppers.push(() => feeds.schedule.stop());
-  // After a rebuild the first interval writes the file; after a load, only a change does.
-  let persistedGeneration = indexSync.persistedSeq === null ? Number.NaN : index.generation;
   const listings = { candidates: () => [...listed.cidrs()].filter(isFullLength).map((c) => c.network), hasRow: addressRowExists(store) };
-  const writeIndexFile = (when: "on shutdown" | "on its interval") => {
-    if (indexFile === undefined) return;
-    try {
-      const started = performance.now();
-      const { bytes } = persistIndex(store, indexSync, scoring.riskThresholds, indexFile, listings);
-      persistedGeneration = index.generation;
-      if (when === "on shutdown") console.log(`index: wrote ${indexFile} (${index.size} entries, ${Math.round(bytes / 1048576)} MB) in ${Math.round(performance.now() - started)} ms`);
-    } catch (error) {
-      console.error(`index: writing ${indexFile} ${when} failed (the next start replays or rebuilds):`, error);
-    }
-  };
-  // The interval's write goes on in the background (the requests go on meanwhile); one at a time, and the stop
-  // waits for it before its own.
-  let writing: Promise<void> | null = null;
-  const writeIndexFileInBackground = () => {
-    if (indexFile === undefined || writing !== null) return;
-    const generation = index.generation;
-    writing = persistIndexInBackground(store, indexSync, scoring.riskThresholds, indexFile, listings)
-      .then(() => {
-        persistedGeneration = generation;
-      })
-      .catch((error) => console.error(`index: writing ${indexFile} on its interval failed (the next start replays or rebuilds):`, error))
-      .finally(() => {
-        writing = null;
-      });
-  };
+  const indexFileWriter = indexFile === undefined ? null : new IndexFileWriter(store, indexSync, scoring.riskThresholds, indexFile, listings);
   // Registered before the writers' stoppers, so it runs after them: the file holds the last commit. An index
   // unchanged since the file was read leaves it as it is (a commit not yet followed is replayed at the next start).
-  stoppers.push(async () => {
-    if (writing !== null) await writing;
-    if (index.generation !== persistedGeneration) writeIndexFile("on shutdown");
-  });
-  // Another process's changes reach the index in slices between requests: re-reading a million imported
-  // addresses takes seconds, and one call would hold every lookup meanwhile. A slice of 2,000 is 10-20 ms.
-  let following = false;
-  let stopping = false;
-  stoppers.push(() => {
-    stopping = true;
-  });
-  const followInSlices = () => {
-    if (following || stopping) return;
-    following = true;
-    const slice = () => {
-      if (stopping) {
-        following = false;
-        return;
-      }
-      try {
-        if (indexSync.followSome(FOLLOW_SLICE).more) {
-          setImmediate(slice);
-          return;
-        }
-      } catch (error) {
-        console.error("following another process's changes failed (retried at its next commit):", error);
-      }
-      following = false;
-    };
-    slice();
-  };
+  stoppers.push(() => indexFileWriter?.writeAtStop());
+  // Another process's changes reach the index in slices between requests (see IndexSync.followInSlices).
+  stoppers.push(() => indexSync.stopFollowing());
   changes.onExternalChange(() => {
-    followInSlices();
+    indexSync.followInSlices();
     allowlist.reload();
     feeds.followExternalChanges();
   });
@@ -221,7 +164,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       if (enrichment.reloadImported()) reputation.clearCache();
       ++ticks;
       indexSync.prune();
-      if (ticks % persistEveryTicks === 0 && index.generation !== persistedGeneration) writeIndexFileInBackground();
+      if (ticks % persistEveryTicks === 0) indexFileWriter?.writeInBackground();
     } catch (error) {
       console.error("housekeeping failed (retried shortly):", error);
     }

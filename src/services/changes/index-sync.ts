@@ -12,6 +12,8 @@ import { lastChangeSeq } from "../../store/index-generation";
 
 /** Log entries read at a time by follow(). */
 const FOLLOW_CHUNK = 100_000;
+/** Log entries of other processes taken into the index per turn of the event loop (10-20 ms). */
+const FOLLOW_SLICE = 2_000;
 /**
  * Log entries deleted by one prune() at most: deleting a minute of heavy ingest (600k entries) at once held the
  * event loop for a third of a second; the caller prunes every 2 s, which keeps pace with 12k changes a second.
@@ -34,6 +36,8 @@ export class IndexSync {
    * other connection committed, so every logged change since is one of this server's own, already in the index.
    */
   private seenDataVersion = Number.NaN;
+  private following = false;
+  private stopped = false;
 
   constructor(
     private readonly store: Store,
@@ -102,6 +106,33 @@ export class IndexSync {
     if (rows.length > 0) this.lastSeq = rows[rows.length - 1].seq;
     if (rows.length < limit) this.seenDataVersion = version;
     return { changed, more: rows.length === limit };
+  }
+
+  /**
+   * `followSome()` in slices of FOLLOW_SLICE, one per turn of the event loop, until nothing is left: another
+   * process's import of a million addresses takes seconds to re-read, and one call would hold every lookup
+   * meanwhile. A call while slices are under way does nothing (they go on to the log's end).
+   */
+  followInSlices(): void {
+    if (this.following || this.stopped) return;
+    this.following = true;
+    const slice = () => {
+      try {
+        if (!this.stopped && this.followSome(FOLLOW_SLICE).more) {
+          setImmediate(slice);
+          return;
+        }
+      } catch (error) {
+        console.error("following another process's changes failed (retried at its next commit):", error);
+      }
+      this.following = false;
+    };
+    slice();
+  }
+
+  /** No more slices (the store is about to close). */
+  stopFollowing(): void {
+    this.stopped = true;
   }
 
   /**

@@ -1,6 +1,7 @@
 // The feeds feature on a data directory without a server (CLI `import blocklist`, `feed add|list|remove`): the
 // index built from the store (to find the reported addresses a change of listings rescores), the listings,
 // a scorer that sees them, and the feed services. A running server picks up what these commands commit.
+// `import reports` takes only the scorer: its scores count the listings as the server's do.
 
 import { type Config, scoringParametersOf } from "../config";
 import type { Clock } from "../domain/clock";
@@ -8,7 +9,8 @@ import { IndexSync } from "../services/changes/index-sync";
 import { FeedService } from "../services/feeds/feed-service";
 import { Feeds } from "../services/feeds/feeds";
 import { ListedNetworks } from "../services/feeds/listed-networks";
-import { createAddressScorer } from "../services/reports/scorer";
+import { type AddressScorer, createAddressScorer } from "../services/reports/scorer";
+import type { ScoringParameters } from "../domain/scoring";
 import type { Store } from "../store/database";
 import { FeedTables } from "../store/feeds";
 
@@ -20,4 +22,14 @@ export function createFeedServices(store: Store, config: Config, clock: Clock): 
   const index = IndexSync.build(store, params.riskThresholds).index;
   const service = new FeedService({ store, tables, listed, index, scorer, clock, params });
   return new Feeds({ service, tables, clock });
+}
+
+/**
+ * A scorer that counts the feeds' listings as the store holds them now (contract 12), for a command that writes
+ * scores without a server. With nothing listed it has no `listingsOf`, so a large import skips the lookups.
+ */
+export function scorerWithStoredListings(store: Store, params: ScoringParameters): AddressScorer {
+  const tables = new FeedTables(store);
+  const listed = ListedNetworks.load(tables.list(), tables.everyEntry());
+  return createAddressScorer(store, params, listed.size === 0 ? {} : { listingsAround: (ip) => listed.listingsAround(ip) });
 }

@@ -7,13 +7,12 @@ import { OPTIONS, resolveConfig, scoringParametersOf } from "../config";
 import { systemClock } from "../domain/clock";
 import { AppError } from "../domain/errors";
 import { isSeverity, type Severity } from "../domain/scoring";
-import { createAddressScorer } from "../services/reports/scorer";
 import { type ImportPhase, importReportStream } from "../services/reports/import";
 import { openStore } from "../store/database";
 import { flag, hasSwitch, parseArgs } from "./args";
 import { parseCategory } from "../domain/categories";
 import { parseFeedName, parseFeedSeverity } from "../domain/feeds";
-import { createFeedServices } from "../app/feed-services";
+import { createFeedServices, scorerWithStoredListings } from "../app/feed-services";
 import { DATA_DIR_HELP, type Command, SCORING_FLAGS, SCORING_HELP } from "./command";
 import { type ProgressBar, progressBar } from "./progress";
 
@@ -113,7 +112,7 @@ async function importReportsCommand(argv: string[]): Promise<number> {
     const progress = process.stderr.isTTY ? importProgress(input.size, read) : null;
     let listed = 0;
     const summary = await importReportStream(
-      { store, scorer: createAddressScorer(store, params), params },
+      { store, scorer: scorerWithStoredListings(store, params), params },
       textPieces(input.stream, read),
       {
         reporterId: userId,

@@ -21,6 +21,11 @@ export interface AddressBatch {
   /** 1 verified, 0 pending (only counting reports are in a batch). */
   verified: Uint8Array;
   categoryBits: Uint8Array;
+  /**
+   * The reports the feeds' listings count as, for the few addresses inside listed networks: [address i, its
+   * listings], in address order.
+   */
+  listings: [address: number, reports: ScoredReport[]][];
 }
 
 /**
@@ -35,8 +40,10 @@ export const SCORED_FIELDS = 8;
 export function scoreAddressBatch(batch: AddressBatch): ScoredAddressBatch {
   const { nowMs, params, addresses, starts } = batch;
   const values = new Float64Array(addresses * SCORED_FIELDS);
+  let listed = 0;
   for (let i = 0; i < addresses; i++) {
     const reports: ScoredReport[] = [];
+    if (listed < batch.listings.length && batch.listings[listed][0] === i) for (const r of batch.listings[listed++][1]) reports.push(r);
     for (let j = starts[i]; j < starts[i + 1]; j++) {
       reports.push({
         id: batch.ids[j],
@@ -76,6 +83,7 @@ export class AddressBatchBuilder {
   private createdAtMs: number[] = [];
   private verified: number[] = [];
   private categoryBits: number[] = [];
+  private listings: [number, ScoredReport[]][] = [];
 
   constructor(
     private readonly nowMs: number,
@@ -93,6 +101,11 @@ export class AddressBatchBuilder {
     this.createdAtMs.push(createdAtMs);
     this.verified.push(verified ? 1 : 0);
     this.categoryBits.push(bit);
+  }
+
+  /** The reports the feeds' listings count as, for the address whose reports are being added. */
+  addListings(reports: ScoredReport[]): void {
+    this.listings.push([this.ips.length, reports]);
   }
 
   /** Closes the address whose reports were added since the last call. */
@@ -115,6 +128,7 @@ export class AddressBatchBuilder {
       createdAtMs: Float64Array.from(this.createdAtMs),
       verified: Uint8Array.from(this.verified),
       categoryBits: Uint8Array.from(this.categoryBits),
+      listings: this.listings,
     };
     this.ips = [];
     this.starts = [0];
@@ -124,6 +138,7 @@ export class AddressBatchBuilder {
     this.createdAtMs = [];
     this.verified = [];
     this.categoryBits = [];
+    this.listings = [];
     return { batch, ips };
   }
 }

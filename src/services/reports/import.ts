@@ -16,6 +16,8 @@
 //   reports; an import is an operator's bulk load) and no `ip.reported` events (history, not new sightings:
 //   replaying it would flood every webhook receiver).
 // - Comments longer than 1,024 characters (the API's limit) make the row bad rather than being cut silently.
+// - An address inside networks the feeds list counts those listings in its score, as the server's scorer counts
+//   them (contract 12): the listings are read from the store when the import starts.
 //
 // Streaming: the file is read and parsed a piece at a time and each piece's reports written at once, so memory
 // holds a few pieces, not the file (a large file's pieces are parsed on a worker thread, a few ahead of the

@@ -37,7 +37,10 @@ export type ImportScoring = "per address" | "worker" | "this thread";
 
 export interface ImportDeps {
   store: Store;
-  /** Rescoring of a small import; its parameters must be `params`. */
+  /**
+   * Rescoring of a small import; its parameters must be `params`. A large import scores its batches with the
+   * scorer's `listingsOf`, so an address inside a listed network counts its listings either way.
+   */
   scorer: AddressScorer;
   /** The scoring parameters of a large import's own rescoring (default: the defaults). */
   params?: ScoringParameters;
@@ -272,6 +275,7 @@ export class ReportImporter {
     const { now, params, lastOldId, firstNewId, categoryBits, severity } = this;
     const { reportsByAddress, reportById } = this.sql;
     const reporterId = this.options.reporterId;
+    const listingsOf = this.deps.scorer.listingsOf;
     const builder = new AddressBatchBuilder(now, params);
     let ip: string | null = null;
     let touched = false;
@@ -283,6 +287,10 @@ export class ReportImporter {
         const old = reportById.get(id)!;
         if (old.status !== "pending" && old.status !== "verified") continue;
         builder.addReport(id, old.reporterId, old.severity, old.createdAtMs, old.status === "verified", categoryBit(old.category as Category));
+      }
+      if (listingsOf) {
+        const listed = listingsOf(parseIp(ip));
+        if (listed.length > 0) builder.addListings(listed);
       }
       builder.endAddress(ip);
     };

@@ -60,6 +60,11 @@ export interface AddressScorer {
    * records in the same order.
    */
   rescoreAll(addresses: readonly RescoreOf[]): (AddressRecord | null)[];
+  /**
+   * The reports the feeds' listings around `ip` count as (contract 12), as rescore() adds them to the address's
+   * own; absent when this scorer counts no listings. A large import scores its batches with them.
+   */
+  readonly listingsOf?: (ip: Ip) => ScoredReport[];
 }
 
 export interface RescoreOf {
@@ -78,8 +83,9 @@ export function createAddressScorer(store: Store, params: ScoringParameters, opt
   const selectCounting = countingReportsOf(store);
   const selectCountingOfAll = countingReportsOfAddresses(store);
   const listingsAround = options.listingsAround;
+  const listingsOf = listingsAround ? (ip: Ip): ScoredReport[] => listingReports(listingsAround(ip)) : undefined;
   const withListings = (ip: Ip, reports: ScoredReport[]): ScoredReport[] => {
-    if (listingsAround) for (const r of listingReports(listingsAround(ip))) reports.push(r);
+    if (listingsOf) for (const r of listingsOf(ip)) reports.push(r);
     return reports;
   };
   const reportsOf = (ip: Ip, nowMs: number): ScoredReport[] =>
@@ -105,6 +111,7 @@ export function createAddressScorer(store: Store, params: ScoringParameters, opt
     return {
       rescore: (ip, nowMs) => recordOfScore(scoreReports(reportsOf(ip, nowMs), nowMs, params)),
       rescoreAll: (addresses) => reportsOfAll(addresses).map((reports, i) => recordOfScore(scoreReports(reports, addresses[i]!.nowMs, params))),
+      listingsOf,
     };
   }
   const { upsert, remove } = addressWriter(store);
@@ -134,5 +141,6 @@ export function createAddressScorer(store: Store, params: ScoringParameters, opt
   return {
     rescore: (ip, nowMs) => write(ip, nowMs, reportsOf(ip, nowMs)),
     rescoreAll: (addresses) => reportsOfAll(addresses).map((reports, i) => write(addresses[i]!.ip, addresses[i]!.nowMs, reports)),
+    listingsOf,
   };
 }

@@ -4,6 +4,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { CATEGORIES } from "../../../src/domain/categories";
 import { formatIpv4 } from "../../../src/domain/ip";
 import { createReportFixture, type ReportFixture, rows } from "../services/reports/reports-fixture";
 
@@ -46,6 +47,38 @@ describe("abuse-intel import reports", () => {
     expect(rows(f.store, "SELECT count(*) AS n, min(total_reports) AS least, max(total_reports) AS most FROM addresses")).toEqual([{ n: 20_000, least: 2, most: 4 }]);
     expect(rows(f.store, "SELECT count(DISTINCT ip) AS n FROM address_change_log")).toEqual([{ n: 20_000 }]);
     expect(rows(f.store, "SELECT count(*) AS n FROM report_transitions WHERE reason = 'import'")).toEqual([{ n: 60_000 }]);
+  });
+
+  test("an address inside a feed's listed network counts the listing, on the per-address and on the bulk path", async () => {
+    const cli = async (args: string[]) => {
+      const proc = Bun.spawn([process.execPath, MAIN, ...args, "--data-dir", f.dir], { stdout: "pipe", stderr: "pipe", env: { ...process.env, ABUSE_INTEL_DATA_DIR: "" } });
+      const [stdout, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+      return { stdout, code };
+    };
+    const list = join(f.dir, "drop.txt");
+    writeFileSync(list, "11.0.0.0/24\n203.0.113.0/24\n");
+    expect((await cli(["import", "blocklist", list, "--source", "drop", "--category", "SPAM"])).code).toBe(0);
+    const date = yesterday();
+    const small = join(f.dir, "small.csv");
+    writeFileSync(small, `203.0.113.5,"18,22",${date},one row\n198.51.100.7,"18,22",${date},one row\n`);
+    expect((await run([small])).code).toBe(0);
+    const lines = ["IP,Categories,ReportDate,Comment"];
+    for (let i = 0; i < 30_000; i++) lines.push(`${formatIpv4(0x0b000000 + (i % 20_000))},"18,14",${date},row ${i}`);
+    const big = join(f.dir, "big.csv");
+    writeFileSync(big, `${lines.join("\n")}\n`);
+    expect((await run([big])).code).toBe(0);
+
+    // Two reports of its own (BRUTE_FORCE, SSH) and the listing (SPAM): three counting, SPAM among the categories.
+    const spam = 1 << CATEGORIES.indexOf("SPAM");
+    const row = (ip: string) => rows<{ total: number; spam: number }>(f.store, "SELECT total_reports AS total, categories_mask & ? AS spam FROM addresses WHERE ip = ?", spam, ip)[0];
+    expect(row("203.0.113.5")).toEqual({ total: 3, spam });
+    expect(row("198.51.100.7")).toEqual({ total: 2, spam: 0 });
+    // The bulk path (these addresses are in two rows each: four reports): 11.0.0.0/24 is listed, 11.0.1.0/24 not.
+    expect(row("11.0.0.7")).toEqual({ total: 5, spam });
+    expect(row("11.0.1.7")).toEqual({ total: 4, spam: 0 });
+    const doctor = await cli(["doctor"]);
+    expect(doctor.stdout).toMatch(/ok +index against reports/);
+    expect(doctor.code).toBe(0);
   });
 
   test("FILE - reads stdin", async () => {

@@ -5,7 +5,8 @@
 
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { CATEGORIES } from "../../../../src/domain/categories";
-import { formatIpv4, formatIpv6 } from "../../../../src/domain/ip";
+import type { Listing } from "../../../../src/domain/feeds";
+import { formatIpv4, formatIpv6, type Ip, parseIp } from "../../../../src/domain/ip";
 import { DAY_MS, DEFAULT_SCORING_PARAMETERS } from "../../../../src/domain/scoring";
 import { createAddressScorer } from "../../../../src/services/reports/scorer";
 import { csvRecords, CsvRecordStream, importReports, importReportStream, parseReportCsv } from "../../../../src/services/reports/import";
@@ -147,6 +148,49 @@ describe("importReportStream", () => {
     expect(rows(bulk.store, "SELECT count(*) AS n FROM addresses WHERE verified_reports > 0 AND total_reports > verified_reports")).not.toEqual([{ n: 0 }]);
     for (const ip of addresses) expect(indexed(bulk.index, ip)).toEqual(indexed(each.index, ip));
     expect(bulk.announced.sort()).toEqual(each.announced.sort());
+  });
+
+  test.each([
+    ["on worker threads", true],
+    ["on the importing thread", false],
+  ] as const)("addresses inside listed networks count their listings in a large import (%s) as in the per-address path", async (_, onWorkers) => {
+    const addresses = addressesOf(300, 5);
+    const text = csvOf(2_000, addresses, 17);
+    const { reporter } = history(bulk, addresses);
+    history(each, addresses);
+    // Every third address is listed: by one feed, or by two (the second more severe, in another category).
+    const listingsAround = (ip: Ip): Listing[] => {
+      const n = addresses.indexOf(ip.text);
+      if (n % 3 !== 0) return [];
+      const spam: Listing = { feed: "drop", category: "SPAM", severity: 4, listedAtMs: NOW - DAY_MS };
+      return n % 2 === 0 ? [spam] : [spam, { feed: "firehol", category: "BRUTE_FORCE", severity: 5, listedAtMs: NOW - 2 * DAY_MS }];
+    };
+    const parsed = parseReportCsv(text, { nowMs: NOW });
+    importReports({ store: each.store, scorer: createAddressScorer(each.store, DEFAULT_SCORING_PARAMETERS, { listingsAround }), changes: each.publisher }, { reporterId: reporter, rows: parsed.rows, nowMs: NOW, severity: 4 });
+    await importReportStream(
+      { store: bulk.store, scorer: createAddressScorer(bulk.store, DEFAULT_SCORING_PARAMETERS, { listingsAround }), changes: bulk.publisher },
+      piecesOf(text, 6),
+      { reporterId: reporter, nowMs: NOW, severity: 4, bulkFromReports: 500, scoringWorker: onWorkers, parseWorker: onWorkers, addressesPerBatch: 40 },
+    );
+
+    expect(everything(bulk)).toEqual(everything(each));
+    for (const ip of addresses) expect(indexed(bulk.index, ip)).toEqual(indexed(each.index, ip));
+    // The listings are in the rows: every row is what the scorer that sees them computes now, and a listed
+    // address counts one more report per listing than its own.
+    const check = createAddressScorer(bulk.store, DEFAULT_SCORING_PARAMETERS, { listingsAround, persist: false });
+    const own = createAddressScorer(bulk.store, DEFAULT_SCORING_PARAMETERS, { persist: false });
+    let listedSeen = 0;
+    for (const row of rows<{ ip: string; reputation_score: number; total_reports: number; categories_mask: number }>(bulk.store, "SELECT ip, reputation_score, total_reports, categories_mask FROM addresses")) {
+      const ip = parseIp(row.ip);
+      const record = check.rescore(ip, NOW)!;
+      expect({ ip: row.ip, score: row.reputation_score, total: row.total_reports, mask: row.categories_mask }).toEqual({ ip: row.ip, score: record.reputationScore, total: record.totalReports, mask: record.categoriesMask });
+      const listings = listingsAround(ip).length;
+      if (listings > 0) {
+        listedSeen++;
+        expect(row.total_reports).toBe((own.rescore(ip, NOW)?.totalReports ?? 0) + listings);
+      }
+    }
+    expect(listedSeen).toBeGreaterThan(50);
   });
 
   test("all or nothing: a read that fails part-way, or a broken header, leaves the store as it was", async () => {

@@ -23,7 +23,7 @@ export class BulkInputs {
   count = 0;
   /** The value of input i when it is a strict dotted quad, else -1. */
   ipv4 = new Float64Array(128);
-  /** Input i as sent (any JSON value) when it is not a dotted quad; undefined where `ipv4` has it. */
+  /** Input i as sent (any JSON value) when it is not a dotted quad; a hole (reads undefined) where `ipv4` has it. */
   others: unknown[] = [];
 
   /** The inputs of a parsed `ips` array. */
@@ -43,7 +43,7 @@ export class BulkInputs {
       this.ipv4 = grown;
     }
     this.ipv4[this.count] = ipv4;
-    this.others[this.count] = other;
+    if (other !== undefined) this.others[this.count] = other;
     this.count++;
   }
 }
@@ -71,9 +71,8 @@ export function scanBulkBody(bytes: Uint8Array): BulkInputs | null {
       if (bytes[i] !== QUOTE) return null;
       const start = i + 1;
       const quad = dottedQuadAt(bytes, start);
-      const quadEnd = Math.floor(quad / 2 ** 32);
       if (quad >= 0 && bytes[quadEnd] === QUOTE) {
-        inputs.push(quad - quadEnd * 2 ** 32, undefined);
+        inputs.push(quad, undefined);
         i = quadEnd;
       } else {
         for (i = start; ; i++) {
@@ -95,31 +94,40 @@ export function scanBulkBody(bytes: Uint8Array): BulkInputs | null {
   return skipSpace(bytes, i + 1) === n ? inputs : null;
 }
 
+/** Where the last dotted quad dottedQuadAt read ends (the index after it). */
+let quadEnd = 0;
+
 /**
  * Reads a strict dotted quad at `i` (tryParseIpv4Value's rule: four octets of digits, each at most 255 and
- * without a leading zero). Returns end * 2^32 + value, where end is the index after it, or -1.
+ * without a leading zero). Returns its value, with its end in `quadEnd`, or -1.
  */
 function dottedQuadAt(bytes: Uint8Array, i: number): number {
   let value = 0;
-  for (let part = 0; part < 4; part++) {
-    if (part > 0) {
-      if (bytes[i] !== DOT) return -1;
-      i++;
-    }
+  for (let part = 0; ; part++) {
     let octet = bytes[i] - ZERO;
     if (!(octet >= 0 && octet <= 9)) return -1;
     i++;
     // A first digit 0 is the whole octet: a digit after it is a leading zero, refused by what follows.
-    for (let more = 0; more < 2 && octet !== 0; more++) {
-      const d = bytes[i] - ZERO;
-      if (!(d >= 0 && d <= 9)) break;
-      octet = octet * 10 + d;
-      i++;
+    if (octet !== 0) {
+      let d = bytes[i] - ZERO;
+      if (d >= 0 && d <= 9) {
+        octet = octet * 10 + d;
+        i++;
+        d = bytes[i] - ZERO;
+        if (d >= 0 && d <= 9) {
+          octet = octet * 10 + d;
+          i++;
+          if (octet > 255) return -1;
+        }
+      }
     }
-    if (octet > 255) return -1;
     value = value * 256 + octet;
+    if (part === 3) break;
+    if (bytes[i] !== DOT) return -1;
+    i++;
   }
-  return i * 2 ** 32 + value;
+  quadEnd = i;
+  return value;
 }
 
 /** The index of the first byte at or after `i` that is not JSON whitespace. */

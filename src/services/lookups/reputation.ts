@@ -227,9 +227,13 @@ export function createReputation(deps: {
     // Per input: a cached answer's handle, the JSON of an answer computed now, or null for an invalid input.
     const answers: (number | string | null)[] = new Array(n);
     for (let i = 0; i < n; i++) {
+      if (ipv4[i] >= 0) {
+        answers[i] = cache.ofIpv4(ipv4[i]);
+        continue;
+      }
       const other = others[i];
       // IPv6 answers are kept under the normalized text: an input written another way is found further down.
-      answers[i] = ipv4[i] >= 0 ? cache.ofIpv4(ipv4[i]) : typeof other === "string" ? cache.ofText(other) : NO_ANSWER;
+      answers[i] = typeof other === "string" ? cache.ofText(other) : NO_ANSWER;
     }
     let invalid = "";
     let size = BULK_HEAD.length + BULK_MIDDLE.length + BULK_TAIL.length + n;

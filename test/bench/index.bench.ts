@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Reader } from "mmdb-lib";
 import { aggregateSortedIpv4 } from "../../src/domain/aggregate";
+import { scanBulkBody } from "../../src/domain/bulk-inputs";
 import { formatIpv4, formatIpv6, parseIpv6Into, tryParseIp, tryParseIpv4Value } from "../../src/domain/ip";
 import { RadixTree4, RadixTree6 } from "../../src/index/radix";
 import { rng } from "../support/random";
@@ -199,6 +200,28 @@ const text4Rate = queryText.length / bestText4 / 1000;
 console.log(`IPv4 text -> index answer, ${TEXT_BATCH} at a time: rounds ${text4Rounds.join(", ")}`);
 console.log(`  best ${perSecond(queryText.length, bestText4)} = ${fmt((queryText.length / bestText4) / (QUERIES / bestBinary))}x the binary search over numbers; target >= 15 M/s -> ${verdict(text4Rate >= 15)}`);
 results.push(["IPv4 text -> answer >= 15 M/s", text4Rate >= 15]);
+
+// The same addresses as a bulk check receives them: bodies of 100 (`{"ips":[…]}`) read straight from their bytes by
+// the route's scanner (no string per address), then looked up. For comparison; the target above is the strings'.
+const encoder = new TextEncoder();
+const bodies: Uint8Array[] = [];
+for (let from = 0; from < queryText.length; from += TEXT_BATCH) bodies.push(encoder.encode(JSON.stringify({ ips: queryText.slice(from, from + TEXT_BATCH) })));
+function timeBodies(): number {
+  const t = performance.now();
+  for (const body of bodies) {
+    const inputs = scanBulkBody(body)!;
+    const values = inputs.ipv4;
+    for (let k = 0; k < inputs.count; k++) sink += tree4.get(values[k]);
+  }
+  return ms(t);
+}
+for (let b = 0; b < 100; b++) {
+  const inputs = scanBulkBody(bodies[b]);
+  for (let k = 0; k < TEXT_BATCH; k++) if (inputs === null || tree4.get(inputs.ipv4[k]) !== tree4.get(queries[b * TEXT_BATCH + k])) throw new Error(`bulk body lookup differs at ${b}/${k}`);
+}
+const bodyRounds: string[] = [];
+for (let round = 0; round < ROUNDS; round++) bodyRounds.push(perSecond(queryText.length, timeBodies()));
+console.log(`IPv4 bulk bodies of ${TEXT_BATCH} (bytes, as the bulk check reads them) -> index answers: rounds ${bodyRounds.join(", ")}`);
 
 // ---------------------------------------------------------------------------------------------------------
 // mmdb-lib on the same addresses

@@ -34,7 +34,7 @@ export function countRequest(services: Services, principal: Principal, headers: 
   if (remaining !== null) setRateLimitHeaders(services, principal, remaining, headers);
 }
 
-function setRateLimitHeaders(services: Services, principal: Principal, remaining: number, headers: Record<string, string | number>): void {
+export function setRateLimitHeaders(services: Services, principal: Principal, remaining: number, headers: Record<string, string | number>): void {
   headers["x-ratelimit-limit"] = principal.dailyBudget as number;
   headers["x-ratelimit-remaining"] = remaining;
   headers["x-ratelimit-reset"] = services.rateLimiter.resetHeaderOfLastTake();
@@ -51,13 +51,34 @@ export type JsonAnswer = (
   body: () => string | Uint8Array,
 ) => Response;
 
+/** A JSON body (text, or UTF-8 bytes) in one Response with the X-RateLimit-* headers of `remaining`. */
+export type JsonResponder = (principal: Principal, remaining: number | null, content: string | Uint8Array) => Response;
+
 /**
  * The answer of routes declaring `authOwnHeaders`: given the request's `principal`, `remaining` and `set`, the
- * JSON `body()` makes (text, or UTF-8 bytes) with the X-RateLimit-* headers, in one Response. The headers that
- * stay the same all day (type, limit, reset) are kept per budget, so each answer copies them and sets one. If
- * `body` throws, the headers go on the error response instead, as with `auth`.
+ * JSON `body()` makes (text, or UTF-8 bytes) with the X-RateLimit-* headers, in one Response (see jsonResponder).
+ * If `body` throws, the headers go on the error response instead, as with `auth`.
  */
 export function jsonAnswerer(services: Services): JsonAnswer {
+  const respond = jsonResponder(services);
+  return (principal, remaining, set, body) => {
+    let content: string | Uint8Array;
+    try {
+      content = body();
+    } catch (error) {
+      if (remaining !== null) setRateLimitHeaders(services, principal, remaining, set.headers);
+      throw error;
+    }
+    return respond(principal, remaining, content);
+  };
+}
+
+/**
+ * jsonAnswerer's Response for content already made, for a route that puts the headers on its own error answers.
+ * The headers that stay the same all day (type, limit, reset) are kept per budget, so each answer copies them
+ * and sets one.
+ */
+export function jsonResponder(services: Services): JsonResponder {
   const limiter = services.rateLimiter;
   /** Header templates by budget, for the day of `reset`. */
   const templates = new Map<number, Headers>();
@@ -75,14 +96,7 @@ export function jsonAnswerer(services: Services): JsonAnswer {
     }
     return headers;
   }
-  return (principal, remaining, set, body) => {
-    let content: string | Uint8Array;
-    try {
-      content = body();
-    } catch (error) {
-      if (remaining !== null) setRateLimitHeaders(services, principal, remaining, set.headers);
-      throw error;
-    }
+  return (principal, remaining, content) => {
     if (remaining === null) return new Response(content, PLAIN_JSON);
     const response = new Response(content, { headers: templateOf(principal.dailyBudget as number) });
     response.headers.set("x-ratelimit-remaining", String(remaining));

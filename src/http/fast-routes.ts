@@ -6,7 +6,8 @@
 // what this adds is what the app's hooks would do: the error body, the metrics and the access log.
 
 import type { Services } from "../services/services";
-import { authenticate, jsonAnswerer, takeRequest } from "./auth";
+import type { Principal } from "../domain/principal";
+import { authenticate, jsonAnswerer, jsonResponder, setRateLimitHeaders, takeRequest } from "./auth";
 import { readBody } from "./body";
 import { errorResponse } from "./errors";
 import { requestOutcomes } from "./request-outcomes";
@@ -24,6 +25,7 @@ type RouteRequest = Request & { params: Record<string, string> };
 
 export function fastRoutes(services: Services) {
   const answer = jsonAnswerer(services);
+  const respond = jsonResponder(services);
   const outcomes = requestOutcomes(services);
   const { reputation } = services;
 
@@ -41,12 +43,24 @@ export function fastRoutes(services: Services) {
   }
 
   return {
-    [REPUTATION_ROUTE]: (request: RouteRequest) =>
-      served(REPUTATION_ROUTE, request, performance.now(), (set) => {
-        const principal = authenticate(services, request, "key");
-        const remaining = takeRequest(services, principal);
-        return answer(principal, remaining, set, () => reputation.reputationBody(pathAddress(request.params.ip)));
-      }),
+    // Written out rather than through `served`: no closure or header bag per request on the hottest route.
+    [REPUTATION_ROUTE]: (request: RouteRequest) => {
+      const started = performance.now();
+      let principal: Principal | null = null;
+      let remaining: number | null = null;
+      let response: Response;
+      try {
+        principal = authenticate(services, request, "key");
+        remaining = takeRequest(services, principal);
+        response = respond(principal, remaining, reputation.reputationBody(pathAddress(request.params.ip)));
+      } catch (error) {
+        const headers: Record<string, string | number> = {};
+        if (principal !== null && remaining !== null) setRateLimitHeaders(services, principal, remaining, headers);
+        response = errorResponse(outcomes.failed(error), stringHeaders(headers));
+      }
+      outcomes.answered(request, REPUTATION_ROUTE, response.status, started);
+      return response;
+    },
     [BULK_ROUTE]: {
       POST: async (request: Request) => {
         const started = performance.now();

@@ -69,6 +69,16 @@ describe("budgets by tier (contract section 4)", () => {
     expect(res.status).toBe(400);
     expect(rateHeaders(res)).toEqual({ limit: "10", remaining: "9", reset: nextMidnight() });
   });
+
+  test("so does a lookup of a bad address on Bun's own router (400, counted)", async () => {
+    const user = await addUser(h, { dailyLimit: 10 });
+    const res = await h.call("GET", "/v1/ip/300.1.2.3/reputation", { headers: user.apiKey });
+    expect(res.status).toBe(400);
+    expect(rateHeaders(res)).toEqual({ limit: "10", remaining: "9", reset: nextMidnight() });
+    const ok = await h.call("GET", "/v1/ip/203.0.113.9/reputation", { headers: user.apiKey });
+    expect(ok.status).toBe(200);
+    expect(rateHeaders(ok)).toEqual({ limit: "10", remaining: "8", reset: nextMidnight() });
+  });
 });
 
 describe("over budget", () => {

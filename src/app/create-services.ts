@@ -156,15 +156,19 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     feeds.followExternalChanges();
   });
   // `geo import` writes files, not rows, so imported ranges are looked for on a timer; the log of address
-  // changes is trimmed on the same timer.
+  // changes is trimmed on the same timer, only by the process that keeps the index file (serve): the log is the
+  // running server's to read, and another process (`jobs run`) trimming its own recent entries would drop them
+  // before the server had followed them, leaving its index stale until the address changed again.
   let ticks = 0;
   const persistEveryTicks = Math.max(1, Math.round((options.indexFileIntervalMs ?? INDEX_PERSIST_INTERVAL_MS) / 2000));
   const housekeeping = setInterval(() => {
     try {
       if (enrichment.reloadImported()) reputation.clearCache();
       ++ticks;
-      indexSync.prune();
-      if (ticks % persistEveryTicks === 0) indexFileWriter?.writeInBackground();
+      if (indexFileWriter !== null) {
+        indexSync.prune();
+        if (ticks % persistEveryTicks === 0) indexFileWriter.writeInBackground();
+      }
     } catch (error) {
       console.error("housekeeping failed (retried shortly):", error);
     }

@@ -128,3 +128,38 @@ test("pruning a long log takes it in chunks, oldest first, never past what the i
     sync.prune();
     expect(logged()).toBe(0);
   }));
+
+test("a process without the index file (jobs run) leaves the log to the server: its own entries stay until the server follows them", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "abuse-intel-catch-up-"));
+  dirs.push(dir);
+  const config = { ...defaultConfig(), dataDir: dir };
+  const serverStore = openStore(dir);
+  const cliStore = openStore(dir);
+  const server = await createServices({ config, clock: systemClock, store: serverStore, indexFile: join(dir, "index.bin") });
+  const cli = await createServices({ config, clock: systemClock, store: cliStore, webhookDispatcher: { autoStart: false } });
+  // The server looks for other processes' commits only when told here: the race below (the job's housekeeping
+  // tick before the server's next look, 500 ms apart at most in a real run) is then certain, not occasional.
+  server.changes.stop();
+  try {
+    // The job writes an address row (the trigger logs it), as rescore, verify and expire do.
+    const now = Date.now();
+    cliStore.sqlite
+      .query(
+        `INSERT INTO addresses (ip, ip_version, reputation_score, total_reports, verified_reports, categories_mask, last_category,
+           first_seen, last_seen, scored_at, rescore_due_at) VALUES ('45.33.7.7', 4, 40, 3, 0, 2, 'BRUTE_FORCE', ?, ?, ?, NULL)`,
+      )
+      .run(now - 60_000, now - 1000, now);
+    const seq = lastChangeSeq(cliStore);
+    // A housekeeping tick of the job's process (every 2 s) passes before the server looks.
+    await Bun.sleep(2_500);
+    expect(cliStore.sqlite.query("SELECT count(*) AS n FROM address_change_log WHERE seq = ?").get(seq)).toEqual({ n: 1 });
+    expect(server.changes.poll()).toBe(true);
+    server.indexSync.catchUp();
+    expect(server.index.slotOf(parseIp("45.33.7.7"))).not.toBe(NOT_FOUND);
+  } finally {
+    await cli.stop();
+    await server.stop();
+    cliStore.close();
+    serverStore.close();
+  }
+});

@@ -4,9 +4,7 @@
 // event loop waits (measured on 1 M addresses: commit p99 28-46 ms and max 0.2-0.3 s with it, 9-13 ms and 20 ms
 // without). Here a worker with its own connection runs a PASSIVE checkpoint every 50 ms (a page written by several
 // commits in that time is copied once), which never blocks the server's writer or readers, and the server's
-// connection checkpoints itself only when the log grows past SAFETY_NET_PAGES (the worker stuck or gone). While
-// nothing is written the worker looks less and less often, up to once a second (an idle edge box then spends next
-// to nothing on it), and at the first new frames it is back to every 50 ms.
+// connection checkpoints itself only when the log grows past SAFETY_NET_PAGES (the worker stuck or gone).
 // Durability is unchanged: a commit is durable once its frames are synced to the log, whoever copies them into
 // the database file later.
 
@@ -17,8 +15,6 @@ export const SAFETY_NET_PAGES = 16_384;
 /** SQLite's default, restored on stop. */
 const DEFAULT_AUTOCHECKPOINT_PAGES = 1_000;
 const DEFAULT_INTERVAL_MS = 50;
-/** The longest wait between two looks while the log does not change. */
-const IDLE_INTERVAL_MS = 1_000;
 
 export interface CheckpointStats {
   /** Checkpoints the worker ran that copied at least one frame. */
@@ -45,32 +41,23 @@ self.onmessage = (event) => {
     db.exec("PRAGMA busy_timeout = 0");
     db.exec("PRAGMA synchronous = " + message.synchronous);
     const checkpoint = db.prepare("PRAGMA wal_checkpoint(PASSIVE)");
-    // Changes whenever another connection has committed since this one last looked.
-    const dataVersion = db.prepare("PRAGMA data_version");
     let copied = 0;
-    let lastVersion = -1;
     let lastError = "";
-    let wait = message.intervalMs;
-    const look = () => {
+    timer = setInterval(() => {
       try {
-        const version = dataVersion.get().data_version;
         const row = checkpoint.get();
         if (row && row.checkpointed > copied) postMessage({ type: "copied", frames: row.checkpointed - copied });
         copied = row && row.log > 0 ? row.checkpointed : 0;
-        wait = version !== lastVersion ? message.intervalMs : Math.min(wait * 2, message.idleIntervalMs);
-        lastVersion = version;
         lastError = "";
       } catch (error) {
         // Said once, not every few milliseconds while it lasts (a full disk, say).
         if (String(error) !== lastError) postMessage({ type: "error", message: String(error) });
         lastError = String(error);
       }
-      timer = setTimeout(look, wait);
-    };
-    timer = setTimeout(look, wait);
+    }, message.intervalMs);
     postMessage({ type: "started" });
   } else if (message.type === "stop") {
-    if (timer !== null) clearTimeout(timer);
+    if (timer !== null) clearInterval(timer);
     db?.close();
     postMessage({ type: "stopped" });
   }
@@ -83,7 +70,7 @@ let workerUrl: string | null = null;
  * Starts checkpointing `store`'s log in the background and raises the store connection's own automatic
  * checkpoint to SAFETY_NET_PAGES. Only for a store on a file; resolves once the worker's connection is open.
  */
-export async function startWalCheckpointer(store: Store, options: { intervalMs?: number; idleIntervalMs?: number } = {}): Promise<WalCheckpointer> {
+export async function startWalCheckpointer(store: Store, options: { intervalMs?: number } = {}): Promise<WalCheckpointer> {
   workerUrl ??= URL.createObjectURL(new Blob([WORKER_SOURCE], { type: "application/javascript" }));
   const worker = new Worker(workerUrl);
   const stats: CheckpointStats = { checkpoints: 0, framesCopied: 0 };
@@ -101,8 +88,7 @@ export async function startWalCheckpointer(store: Store, options: { intervalMs?:
     worker.onerror = (event) => reject(new Error(`the checkpoint worker failed: ${event.message}`));
   });
   const synchronous = (store.sqlite.query("PRAGMA synchronous").get() as { synchronous: number }).synchronous;
-  const intervalMs = options.intervalMs ?? DEFAULT_INTERVAL_MS;
-  worker.postMessage({ type: "start", path: store.path, synchronous, intervalMs, idleIntervalMs: Math.max(intervalMs, options.idleIntervalMs ?? IDLE_INTERVAL_MS) });
+  worker.postMessage({ type: "start", path: store.path, synchronous, intervalMs: options.intervalMs ?? DEFAULT_INTERVAL_MS });
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     await Promise.race([

@@ -1,6 +1,5 @@
 // The background checkpointer: the log is copied into the database file by its worker while the server's
-// connection keeps committing, the connection checkpoints itself only past the safety net, an idle worker backs off
-// and comes back at the first new frames, and stop() ends it.
+// connection keeps committing, the connection checkpoints itself only past the safety net, and stop() ends it.
 
 import { Database } from "bun:sqlite";
 import { afterEach, beforeEach, expect, test } from "bun:test";
@@ -59,27 +58,6 @@ test("the worker copies the log into the database file; the connection's own che
     await checkpointer.stop();
   }
   expect(autocheckpoint()).toBe(1000);
-});
-
-test("an idle worker looks less often, and the first new frames bring it back to its interval", async () => {
-  const checkpointer = await startWalCheckpointer(store, { intervalMs: 5, idleIntervalMs: 2_000 });
-  try {
-    // Idle long enough to have backed off to the longest wait. The database file grows only when the worker
-    // copies the new rows' pages into it.
-    const fileSize = () => statSync(databasePath(dir)).size;
-    await Bun.sleep(3_500);
-    let size = fileSize();
-    writeRows(0, 1_000);
-    await until(() => fileSize() > size, "the first copy after the idle time");
-    // Back at 5 ms: rows written now are copied long before an idle wait (2 s) could pass.
-    size = fileSize();
-    const started = Date.now();
-    writeRows(1_000, 1_000);
-    await until(() => fileSize() > size, "the copy of the next rows");
-    expect(Date.now() - started).toBeLessThan(1_000);
-  } finally {
-    await checkpointer.stop();
-  }
 });
 
 test("after stop() nothing is copied in the background any more; stopping twice is harmless", async () => {

@@ -293,7 +293,7 @@ describe("cidr aggregation is exact", () => {
 // nft and ipset: the tools where they run, a model of the grammar always
 
 const scratch = mkdtempSync(join(tmpdir(), "abuse-intel-blocklist-"));
-process.on("exit", () => rmSync(scratch, { recursive: true, force: true }));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 // Both tools run in a network namespace of this file's own: an ipset restore never lands in the host's sets.
 const firewall = NetworkNamespace.create("formats");

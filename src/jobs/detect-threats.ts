@@ -15,6 +15,6 @@ export function detectThreatsJob(threats: Pick<ThreatService, "detect" | "thresh
       `within ${minutes} min; category_campaign: one category against ≥ ${t.campaignMinAddresses} distinct addresses of one ASN ` +
       `within ${minutes} min; emits threat.detected`,
     defaultSchedule: "* * * * *",
-    run: ({ now }) => ({ ...threats.detect(now) }),
+    run: async ({ now }) => ({ ...(await threats.detect(now)) }),
   };
 }

@@ -40,14 +40,18 @@ export function threatListingStatements(sqlite: Database) {
 /** Detection: the window's counting reports, rejections, the repeat check, the row, and the lowest score. */
 export function detectionStatements(sqlite: Database) {
   return {
-    recent: sqlite.prepare<ThreatReportRow, [number, number]>(
-      `SELECT id, ip, category, created_at AS createdAt FROM reports
-        WHERE created_at >= ? AND created_at <= ? AND status IN ('pending', 'verified')`,
+    // Both read a chunk at a time, after a cursor, up to a fixed newest id (see ThreatService.detect).
+    // The window's reports in the order of the created_at index: after (created_at, id), through created_at and id.
+    recent: sqlite.prepare<ThreatReportRow, [number, number, number, number, number]>(
+      `SELECT id, ip, category, created_at AS createdAt FROM reports INDEXED BY reports_created
+        WHERE (created_at, id) > (?, ?) AND created_at <= ? AND id <= ? AND +status IN ('pending', 'verified')
+        ORDER BY created_at, id LIMIT ?`,
     ),
-    // The unary `+` keeps SQLite on the id range, not the window's part of an index.
-    storedSince: sqlite.prepare<ThreatReportRow, [number, number, number]>(
+    // Reports stored after an id, through an id. The unary `+` keeps SQLite on the id range, not an index.
+    storedSince: sqlite.prepare<ThreatReportRow, [number, number, number, number, number]>(
       `SELECT id, ip, category, created_at AS createdAt FROM reports
-        WHERE id > ? AND +created_at >= ? AND +created_at <= ? AND +status IN ('pending', 'verified')`,
+        WHERE id > ? AND id <= ? AND +created_at >= ? AND +created_at <= ? AND +status IN ('pending', 'verified')
+        ORDER BY id LIMIT ?`,
     ),
     datedSince: sqlite.prepare<ThreatReportRow, [number, number, number]>(
       `SELECT id, ip, category, created_at AS createdAt FROM reports

@@ -46,7 +46,7 @@ beforeAll(async () => {
     }
     h.clock.advance(30_000);
   }
-  h.services.threats.detect(h.clock.now());
+  await h.services.threats.detect(h.clock.now());
   h.services.allowlist.add("8.8.4.0/24", "resolver", admin.user.id);
   dir = mkdtempSync(join(tmpdir(), "abuse-intel-snapserve-"));
   const file = join(dir, "s.sqlite");

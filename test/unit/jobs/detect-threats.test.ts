@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { parseIp } from "../../../src/domain/ip";
 import { DAY_MS } from "../../../src/domain/scoring";
+import { ThreatService } from "../../../src/services/threats/threats";
 import { bodyOf } from "../../support/harness";
 import { createJobsFixture, HOUR, type JobsFixture, MINUTE } from "./jobs-fixture";
 
@@ -162,17 +163,50 @@ describe("detect-threats: the reports kept between runs", () => {
     await burst("203.0.113", 1, 5, MINUTE);
     const end = f.h.clock.now();
     // A pass for an hour earlier (a CLI run with its own clock, say) has none of them in its window...
-    expect(f.h.services.threats.detect(end - 2 * HOUR)).toMatchObject({ reports: 0, patterns: 0 });
+    expect(await f.h.services.threats.detect(end - 2 * HOUR)).toMatchObject({ reports: 0, patterns: 0 });
     // ...the next pass, with nothing stored since, finds the burst...
-    expect(f.h.services.threats.detect(end)).toMatchObject({ reports: 5, patterns: 1, detected: 1 });
+    expect(await f.h.services.threats.detect(end)).toMatchObject({ reports: 5, patterns: 1, detected: 1 });
     // ...and a pass for an earlier time than that reads the window again and sees it (suppressed).
-    expect(f.h.services.threats.detect(end - MINUTE)).toMatchObject({ reports: 4, patterns: 0 });
-    expect(f.h.services.threats.detect(end)).toMatchObject({ reports: 5, patterns: 1, suppressed: 1 });
+    expect(await f.h.services.threats.detect(end - MINUTE)).toMatchObject({ reports: 4, patterns: 0 });
+    expect(await f.h.services.threats.detect(end)).toMatchObject({ reports: 5, patterns: 1, suppressed: 1 });
   });
 
   test("rejected reports do not count", async () => {
     await burst("203.0.113", 1, 5, MINUTE);
     f.h.store.sqlite.run("UPDATE reports SET status = 'rejected' WHERE ip = '203.0.113.5'");
     expect((await f.run("detect-threats")).lastResult).toMatchObject({ reports: 4, patterns: 0 });
+  });
+});
+
+describe("detect-threats: a pass in chunks", () => {
+  test("read three reports at a time, a pass finds what one read finds, and lets the event loop turn between chunks", async () => {
+    // Two bursts (10 reports) and reports elsewhere, four of them at the same millisecond (a chunk ends between
+    // reports of one time), then more after the first pass.
+    await burst("203.0.113", 1, 5, MINUTE);
+    await burst("198.51.100", 1, 5, MINUTE);
+    await burst("192.0.2", 1, 4, 0);
+    const chunked = new ThreatService({
+      store: f.h.store,
+      clock: f.h.clock,
+      asnOf: (ip) => f.h.services.enrichment.lookup(ip).asn,
+      thresholds: f.h.services.threats.thresholds,
+      detectChunk: 3,
+    });
+    const whole = async (svc: ThreatService, now: number) => {
+      let turned = false;
+      setImmediate(() => (turned = true));
+      const summary = await svc.detect(now);
+      return { summary: { reports: summary.reports, patterns: summary.patterns }, turned };
+    };
+    const now = f.h.clock.now();
+    // The first pass reads the whole window, 14 reports in five chunks; the default chunk reads them in one.
+    expect(await whole(chunked, now)).toEqual({ summary: { reports: 14, patterns: 2 }, turned: true });
+    expect(await whole(f.h.services.threats, now)).toEqual({ summary: { reports: 14, patterns: 2 }, turned: false });
+    // A later pass reads only what was stored since, in chunks too (its patterns: the groups with new reports).
+    f.h.clock.advance(MINUTE);
+    await burst("192.0.2", 5, 4, 0);
+    const later = f.h.clock.now();
+    expect(await whole(chunked, later)).toEqual({ summary: { reports: 18, patterns: 1 }, turned: true });
+    expect(await whole(f.h.services.threats, later)).toEqual({ summary: { reports: 18, patterns: 1 }, turned: false });
   });
 });

@@ -62,7 +62,7 @@ beforeAll(async () => {
     h.clock.advance(60_000);
   }
   h.services.reportStates.verifyCommunity(h.clock.now());
-  h.services.threats.detect(h.clock.now());
+  await h.services.threats.detect(h.clock.now());
   h.services.allowlist.add("8.8.4.0/24", ALLOW_NOTE, admin.user.id);
   const hook = await h.call("POST", "/v1/webhooks", { headers: reporters[0].jwt, json: { url: "http://127.0.0.1:9/hook", events: ["ip.reported"], secret: WEBHOOK_SECRET } });
   expect(hook.status).toBe(201);

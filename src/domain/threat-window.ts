@@ -61,31 +61,59 @@ export class ThreatWindow {
 
   /** Takes out the reports dated before `start`. */
   forgetBefore(start: number): void {
-    const stays = (o: WindowObservation) => o.atMs >= start;
-    for (const [key, group] of this.subnets) {
-      if (group.every(stays)) continue;
-      for (const o of group) if (!stays(o)) this.byId.delete(o.id);
-      leave(this.subnets, key, stays);
-    }
-    for (const [key, group] of this.campaigns) if (!group.every(stays)) leave(this.campaigns, key, stays);
+    drain(this.forgetBeforeInSteps(start, Number.POSITIVE_INFINITY));
   }
 
   /** The patterns of the groups reports joined since the last call, sorted by kind, then key. */
   takePatterns(): DetectedPattern[] {
+    return drain(this.takePatternsInSteps(Number.POSITIVE_INFINITY));
+  }
+
+  // The same, a step at a time: each generator yields after looking at about `step` reports, so a caller can let
+  // the event loop turn (a window of 100,000 reports took a quarter of a second), and returns the result. The
+  // window must not change until it is done.
+
+  *forgetBeforeInSteps(start: number, step: number): Generator<void, void> {
+    const stays = (o: WindowObservation) => o.atMs >= start;
+    let looked = 0;
+    for (const [key, group] of this.subnets) {
+      if ((looked += group.length) >= step) (looked = 0), yield;
+      if (group.every(stays)) continue;
+      for (const o of group) if (!stays(o)) this.byId.delete(o.id);
+      leave(this.subnets, key, stays);
+    }
+    for (const [key, group] of this.campaigns) {
+      if ((looked += group.length) >= step) (looked = 0), yield;
+      if (!group.every(stays)) leave(this.campaigns, key, stays);
+    }
+  }
+
+  *takePatternsInSteps(step: number): Generator<void, DetectedPattern[]> {
     const found: DetectedPattern[] = [];
+    let looked = 0;
     for (const key of this.joinedSubnets) {
       const group = this.subnets.get(key);
+      if ((looked += group?.length ?? 1) >= step) (looked = 0), yield;
       const burst = group === undefined ? null : subnetBurst(group, this.thresholds);
       if (burst) found.push(burst);
     }
     for (const key of this.joinedCampaigns) {
       const group = this.campaigns.get(key);
+      if ((looked += group?.length ?? 1) >= step) (looked = 0), yield;
       const campaign = group === undefined ? null : categoryCampaign(key, group, this.thresholds);
       if (campaign) found.push(campaign);
     }
     this.joinedSubnets.clear();
     this.joinedCampaigns.clear();
     return found.sort(byKindAndKey);
+  }
+}
+
+/** Runs a stepped computation to its end at once. */
+function drain<T>(steps: Generator<void, T>): T {
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return next.value;
   }
 }
 

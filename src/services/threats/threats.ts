@@ -148,8 +148,8 @@ export class ThreatService {
         await nextTurn();
       }
     }
-    window.forgetBefore(start);
-    const patterns = window.takePatterns();
+    await inTurns(window.forgetBeforeInSteps(start, chunk));
+    const patterns = await inTurns(window.takePatternsInSteps(chunk));
     const threatIds: string[] = [];
     if (patterns.length > 0) {
       inTransaction(this.store, () => {
@@ -189,6 +189,15 @@ export class ThreatService {
 
 /** A turn of the event loop: requests are served between two chunks of a detection pass. */
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Runs a stepped computation of the window with a turn of the event loop after each step. */
+async function inTurns<T>(steps: Generator<void, T>): Promise<T> {
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return next.value;
+    await nextTurn();
+  }
+}
 
 function view(row: ThreatRow): ThreatView {
   return {

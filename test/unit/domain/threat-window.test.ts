@@ -1,0 +1,48 @@
+// The detection window's stepped forms (forgetBeforeInSteps, takePatternsInSteps) give what the whole ones give,
+// at any step, and yield while they work, so a detection pass can let the event loop turn.
+
+import { expect, test } from "bun:test";
+import { CATEGORIES } from "../../../src/domain/categories";
+import { formatIpv4, parseIp } from "../../../src/domain/ip";
+import { DEFAULT_THREAT_THRESHOLDS } from "../../../src/domain/threat-patterns";
+import { ThreatWindow } from "../../../src/domain/threat-window";
+import { rng } from "../../support/random";
+
+const T0 = Date.parse("2026-11-21T08:00:00.000Z");
+const MIN = 60_000;
+
+/** A window of `n` reports over a few /24s and ASNs (so bursts and campaigns both appear) across 90 minutes. */
+function windowOf(n: number, seed: number): ThreatWindow {
+  const next = rng(seed);
+  const w = new ThreatWindow(DEFAULT_THREAT_THRESHOLDS);
+  for (let id = 1; id <= n; id++) {
+    const ip = parseIp(formatIpv4(0xcb007100 + ((next() % 40) << 8) + (next() % 12)));
+    w.add({ id, ip, category: CATEGORIES[next() % 3], atMs: T0 + (next() % 90) * MIN, asn: 64500 + (next() % 4) });
+  }
+  return w;
+}
+
+function run<T>(steps: Generator<void, T>): { value: T; yields: number } {
+  let yields = 0;
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return { value: next.value, yields };
+    yields++;
+  }
+}
+
+test.each([1, 7, 100, 100_000])("step %p: the same window left and the same patterns as the whole forms", (step) => {
+  const whole = windowOf(3_000, 5);
+  const stepped = windowOf(3_000, 5);
+  whole.forgetBefore(T0 + 30 * MIN);
+  const forgot = run(stepped.forgetBeforeInSteps(T0 + 30 * MIN, step));
+  expect(stepped.size).toBe(whole.size);
+  const patterns = run(stepped.takePatternsInSteps(step));
+  expect(patterns.value).toEqual(whole.takePatterns());
+  expect(patterns.value.length).toBeGreaterThan(0);
+  // A small step yields while it works; a step larger than the window does not.
+  if (step <= 100) expect(Math.min(forgot.yields, patterns.yields)).toBeGreaterThan(0);
+  else expect(forgot.yields + patterns.yields).toBe(0);
+  // Taken: the next call has no joined group to look at.
+  expect(stepped.takePatterns()).toEqual([]);
+});

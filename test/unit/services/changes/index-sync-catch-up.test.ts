@@ -142,13 +142,7 @@ test("a process without the index file (jobs run) leaves the log to the server: 
   server.changes.stop();
   try {
     // The job writes an address row (the trigger logs it), as rescore, verify and expire do.
-    const now = Date.now();
-    cliStore.sqlite
-      .query(
-        `INSERT INTO addresses (ip, ip_version, reputation_score, total_reports, verified_reports, categories_mask, last_category,
-           first_seen, last_seen, scored_at, rescore_due_at) VALUES ('45.33.7.7', 4, 40, 3, 0, 2, 'BRUTE_FORCE', ?, ?, ?, NULL)`,
-      )
-      .run(now - 60_000, now - 1000, now);
+    insertAddress(cliStore, "45.33.7.7", 3);
     const seq = lastChangeSeq(cliStore);
     // A housekeeping tick of the job's process (every 2 s) passes before the server looks.
     await Bun.sleep(2_500);

@@ -10,6 +10,6 @@ export function expireJob(reportStates: Pick<ReportStateService, "expireReports"
     name: "expire",
     description: "moves reports past retention to expired",
     defaultSchedule: "0 * * * *",
-    run: ({ now }) => ({ ...reportStates.expireReports(now) }),
+    run: async ({ now }) => ({ ...(await reportStates.expireReports(now)) }),
   };
 }

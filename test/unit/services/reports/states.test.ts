@@ -263,7 +263,7 @@ describe("an admin's verify and reject", () => {
     f.states.setStatus(1, "rejected", admin, f.clock.now());
     expect(thrown(() => f.states.setStatus(1, "verified", admin, f.clock.now()))).toMatchObject({ errorCode: "conflict", status: 409 });
     f.clock.advance(366 * DAY_MS);
-    f.states.expireReports(f.clock.now());
+    await f.states.expireReports(f.clock.now());
     expect(thrown(() => f.states.setStatus(2, "verified", admin, f.clock.now())).errorCode).toBe("conflict");
     expect(thrown(() => f.states.setStatus(2, "rejected", admin, f.clock.now())).errorCode).toBe("conflict");
   });
@@ -287,11 +287,11 @@ describe("expiry", () => {
 
     // Exactly 365 days old still counts.
     f.clock.set(T0 + 365 * DAY_MS);
-    expect(f.states.expireReports(f.clock.now())).toEqual({ expired: 0, addresses: 0 });
+    expect(await f.states.expireReports(f.clock.now())).toEqual({ expired: 0, addresses: 0 });
 
     f.clock.set(T0 + 365 * DAY_MS + 1);
     const at = f.clock.now();
-    expect(f.states.expireReports(at)).toEqual({ expired: 3, addresses: 2 });
+    expect(await f.states.expireReports(at)).toEqual({ expired: 3, addresses: 2 });
     expect(statuses()).toEqual(["expired", "expired", "expired", "pending"]);
     expect(rows(f.store, "SELECT report_id, from_status, to_status, at, actor_user_id, reason FROM report_transitions WHERE to_status = 'expired' ORDER BY report_id")).toEqual([
       { report_id: 1, from_status: "pending", to_status: "expired", at, actor_user_id: null, reason: "retention" },
@@ -303,6 +303,24 @@ describe("expiry", () => {
     expect(indexed(f.index, "203.0.113.7")).toMatchObject({ totalReports: 1, firstSeenMs: T0 + 10 * DAY_MS });
     // Credits are untouched by expiry.
     expect(f.credits.balance(a).balance).toBe(4);
-    expect(f.states.expireReports(at)).toEqual({ expired: 0, addresses: 0 });
+    expect(await f.states.expireReports(at)).toEqual({ expired: 0, addresses: 0 });
+  });
+
+  test("an expiry of more than one chunk takes every report and serves requests between chunks", async () => {
+    const a = f.addUser();
+    const insert = f.store.sqlite.query(
+      `INSERT INTO reports (ip, ip_version, reporter_id, category, severity, description, status, source, created_at, status_changed_at)
+       VALUES (?, 4, ?, 'BRUTE_FORCE', 3, '', 'pending', 'import', ?, ?)`,
+    );
+    const t = f.clock.now();
+    f.store.sqlite.transaction(() => {
+      for (let i = 0; i < 2_500; i++) insert.run(`198.51.${i >> 8}.${i & 255}`, a, t, t);
+    })();
+    f.clock.advance(366 * DAY_MS);
+    let turned = false;
+    setImmediate(() => (turned = true));
+    expect(await f.states.expireReports(f.clock.now())).toEqual({ expired: 2_500, addresses: 2_500 });
+    expect(turned).toBe(true);
+    expect(rows(f.store, "SELECT count(*) AS n FROM reports WHERE status = 'expired'")).toEqual([{ n: 2_500 }]);
   });
 });

@@ -32,7 +32,7 @@ export interface JobDeps {
   dataDir: string;
   scorer: AddressScorer;
   addressChanges: AddressChangePublisher;
-  reportStates: Pick<ReportStateService, "verifyCommunity" | "expireReports">;
+  reportStates: Pick<ReportStateService, "verifyCommunityInTurns" | "expireReports">;
   threats: Pick<ThreatService, "detect" | "thresholds">;
   /** Writes a snapshot file; null while the product has none (the snapshot job then fails saying so). */
   snapshotExporter: SnapshotExporter | null;

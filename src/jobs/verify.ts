@@ -5,11 +5,11 @@
 import type { ReportStateService } from "../services/reports/states";
 import type { Job } from "./scheduler";
 
-export function verifyJob(reportStates: Pick<ReportStateService, "verifyCommunity">): Job {
+export function verifyJob(reportStates: Pick<ReportStateService, "verifyCommunityInTurns">): Job {
   return {
     name: "verify",
     description: "community verification: 3 distinct reporters of one address and category within 7 days verify its pending reports; emits ip.verified",
     defaultSchedule: "* * * * *",
-    run: ({ now }) => ({ ...reportStates.verifyCommunity(now) }),
+    run: async ({ now }) => ({ ...(await reportStates.verifyCommunityInTurns(now)) }),
   };
 }

@@ -47,11 +47,12 @@ export function reportStateStatements(sqlite: Database) {
         ORDER BY ip, category`,
     ),
     // The groups that can have become eligible since a scan: those with a report stored after it (any
-    // process, any report date) or dated after it (stored earlier with a later clock). The unary `+` keeps
+    // process, any report date; up to an id, a step at a time) or dated after it (stored earlier with a later
+    // clock). The unary `+` keeps
     // SQLite on the id range and the created_at index, not a week of the status index.
-    candidateGroups: sqlite.prepare<{ ip: string; category: string }, [number, number, number, number, number]>(
+    candidateGroups: sqlite.prepare<{ ip: string; category: string }, [number, number, number, number, number, number]>(
       `SELECT ip, category FROM reports
-        WHERE id > ? AND +status IN ('pending', 'verified') AND +created_at >= ? AND +created_at <= ?
+        WHERE id > ? AND id <= ? AND +status IN ('pending', 'verified') AND +created_at >= ? AND +created_at <= ?
        UNION
        SELECT ip, category FROM reports
         WHERE created_at > ? AND created_at <= ? AND +status IN ('pending', 'verified')

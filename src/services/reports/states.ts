@@ -23,6 +23,7 @@ import { inTransaction, type Store } from "../../store/database";
 import { AddressChanges, AddressChangePublisher } from "../changes/address-changes";
 import type { AddressScorer } from "./scorer";
 import { CREDITS_FOR_VERIFIED_REPORT, CreditLedger } from "./credits";
+import { allAtOnce, inTurns, nextTurn } from "../event-loop-turns";
 import { enqueueEvent } from "../webhooks/outbox";
 import type { ReportSource } from "./intake";
 
@@ -36,6 +37,11 @@ const COMMUNITY_CURSOR_KEY = "community_verification_cursor";
  * 100 reports/s a year ago is 360,000 reports, which in one piece held every request for about 20 s.
  */
 const EXPIRE_CHUNK = 1_000;
+/**
+ * New reports whose groups one transaction of community verification looks at. Under heavy ingest a minute
+ * brings hundreds of thousands; looked at in one transaction they held every request for about 80 ms.
+ */
+const VERIFY_STEP_REPORTS = 20_000;
 
 /** A report as `GET /v1/admin/reports/{id}` shows it. */
 export interface ReportView {
@@ -122,24 +128,44 @@ export class ReportStateService {
    * reports only: imports earn no credits), one `ip.verified` per report; the affected addresses are rescored.
    */
   verifyCommunity(nowMs: number = this.clock.now()): VerifySummary {
+    return allAtOnce(this.verifyCommunitySteps(nowMs));
+  }
+
+  /** verifyCommunity with a turn of the event loop between its transactions (what the job runs). */
+  verifyCommunityInTurns(nowMs: number = this.clock.now()): Promise<VerifySummary> {
+    return inTurns(this.verifyCommunitySteps(nowMs));
+  }
+
+  /**
+   * verifyCommunity a transaction at a time, each looking at the groups of at most VERIFY_STEP_REPORTS new
+   * reports, up to the newest report when it began (later ones are the next run's).
+   */
+  private *verifyCommunitySteps(nowMs: number): Generator<void, VerifySummary> {
     const now = Math.trunc(nowMs);
     const since = now - COMMUNITY_WINDOW_MS;
-    const changes = new AddressChanges();
-    const summary = inTransaction(this.store, () => {
-      const groups = this.eligibleGroups(since, now);
-      const verified: { id: number; reporterId: number; ip: string; category: Category }[] = [];
-      for (const g of groups) {
-        for (const r of this.stmt.pendingOfGroup.all(g.ip, g.category, since, now)) {
-          this.verify(r.id, r.reporterId, r.source, now, null, "community: 3 or more distinct reporters within 7 days");
-          verified.push({ id: r.id, reporterId: r.reporterId, ip: g.ip, category: g.category as Category });
+    const untilId = this.stmt.lastReportId.get()!.id;
+    const total: VerifySummary = { groups: 0, verified: 0 };
+    for (;;) {
+      const changes = new AddressChanges();
+      const step = inTransaction(this.store, () => {
+        const { groups, done } = this.eligibleGroups(since, now, untilId);
+        const verified: { id: number; reporterId: number; ip: string; category: Category }[] = [];
+        for (const g of groups) {
+          for (const r of this.stmt.pendingOfGroup.all(g.ip, g.category, since, now)) {
+            this.verify(r.id, r.reporterId, r.source, now, null, "community: 3 or more distinct reporters within 7 days");
+            verified.push({ id: r.id, reporterId: r.reporterId, ip: g.ip, category: g.category as Category });
+          }
         }
-      }
-      this.rescoreAndAnnounce(verified, now, changes);
-      return { groups: groups.length, verified: verified.length };
-    });
-    this.publisher.publish(changes);
-    if (summary.verified > 0) this.onEventQueued();
-    return summary;
+        this.rescoreAndAnnounce(verified, now, changes);
+        return { groups: groups.length, verified: verified.length, done };
+      });
+      this.publisher.publish(changes);
+      if (step.verified > 0) this.onEventQueued();
+      total.groups += step.groups;
+      total.verified += step.verified;
+      if (step.done) return total;
+      yield;
+    }
   }
 
   /**
@@ -149,21 +175,27 @@ export class ReportStateService {
    * newest report id and the time of the last scan, written in the scan's transaction), instead of grouping a
    * week of reports every minute (1.3 s with 500,000 reports, holding the write lock). With no cursor, or a
    * `now` before the cursor's, the scan is full.
+   *
+   * An incremental scan looks at the reports stored after the cursor's id up to at most VERIFY_STEP_REPORTS
+   * further (and never past `untilId`), and at those dated after the cursor's time; it moves the cursor there
+   * (and its time to `now`, so the next step's dated part is empty). `done` when it reached `untilId`.
    */
-  private eligibleGroups(since: number, now: number): { ip: string; category: string }[] {
-    const throughId = this.stmt.lastReportId.get()!.id;
+  private eligibleGroups(since: number, now: number, untilId: number): { groups: { ip: string; category: string }[]; done: boolean } {
     const stored = this.stmt.readCursor.get(COMMUNITY_CURSOR_KEY)?.value;
     const cursor = stored === undefined ? null : (JSON.parse(stored) as { id: number; at: number });
     let groups: { ip: string; category: string }[];
+    let throughId: number;
     if (cursor === null || !(now >= cursor.at)) {
+      throughId = Math.max(untilId, this.stmt.lastReportId.get()!.id);
       groups = this.stmt.communityGroups.all(since, now, COMMUNITY_MIN_REPORTERS);
     } else {
+      throughId = Math.max(cursor.id, Math.min(untilId, cursor.id + VERIFY_STEP_REPORTS));
       groups = this.stmt.candidateGroups
-        .all(cursor.id, since, now, Math.max(cursor.at, since - 1), now)
+        .all(cursor.id, throughId, since, now, Math.max(cursor.at, since - 1), now)
         .filter((g) => this.stmt.groupEligible.get(COMMUNITY_MIN_REPORTERS, g.ip, g.category, since, now)!.eligible === 1);
     }
     this.stmt.writeCursor.run(COMMUNITY_CURSOR_KEY, JSON.stringify({ id: throughId, at: now }));
-    return groups;
+    return { groups, done: throughId >= untilId };
   }
 
   /** An admin's verify or reject (PATCH /v1/admin/reports/{id}); returns the report as it now is. */
@@ -224,7 +256,7 @@ export class ReportStateService {
       this.publisher.publish(changes);
       expired += n;
       if (n < EXPIRE_CHUNK) break;
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      await nextTurn();
     }
     return { expired, addresses: rescored.size };
   }

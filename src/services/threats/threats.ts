@@ -16,6 +16,7 @@ import { abuseConfidence } from "../../domain/scoring";
 import type { DetectedPattern, ThreatKind, ThreatThresholds } from "../../domain/threat-patterns";
 import { ThreatWindow } from "../../domain/threat-window";
 import { inReadTransaction, inTransaction, type Store } from "../../store/database";
+import { inTurns, nextTurn } from "../event-loop-turns";
 import { enqueueEvent } from "../webhooks/outbox";
 
 /** How much further back than the window each run looks (see the module comment). */
@@ -187,17 +188,6 @@ export class ThreatService {
 }
 
 
-/** A turn of the event loop: requests are served between two chunks of a detection pass. */
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-/** Runs a stepped computation of the window with a turn of the event loop after each step. */
-async function inTurns<T>(steps: Generator<void, T>): Promise<T> {
-  for (;;) {
-    const next = steps.next();
-    if (next.done) return next.value;
-    await nextTurn();
-  }
-}
 
 function view(row: ThreatRow): ThreatView {
   return {

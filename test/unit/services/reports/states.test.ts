@@ -162,6 +162,30 @@ describe("community verification", () => {
       expect(f.states.verifyCommunity(T0 + 60_000)).toEqual({ groups: 1, verified: 3 });
     });
 
+    test("more new reports than one step: taken a step at a time, with requests served between, no group missed", async () => {
+      const [a, b, c] = [f.addUser(), f.addUser(), f.addUser()];
+      const at = f.clock.now() - 60_000;
+      // Two reporters of 203.0.113.7/SSH (ids 1 and 2), seen by a run: not eligible yet.
+      insertImported(a, "203.0.113.7", at);
+      insertImported(b, "203.0.113.7", at);
+      expect(f.states.verifyCommunity(f.clock.now())).toEqual({ groups: 0, verified: 0 });
+      // 45,000 more (ids 3 to 45,002: steps of 20,000 after id 2); the third reporter comes with the first id of the
+      // second step (20,003), and no other group reaches three.
+      f.store.sqlite.transaction(() => {
+        for (let id = 3; id <= 45_002; id++) {
+          if (id === 20_003) insertImported(c, "203.0.113.7", at);
+          else insertImported(a, `10.${id >> 16}.${(id >> 8) & 255}.${id & 255}`, at);
+        }
+      })();
+      f.clock.advance(60_000);
+      let turned = false;
+      setImmediate(() => (turned = true));
+      expect(await f.states.verifyCommunityInTurns(f.clock.now())).toEqual({ groups: 1, verified: 3 });
+      expect(turned).toBe(true);
+      expect(rows(f.store, "SELECT id FROM reports WHERE status = 'verified' ORDER BY id")).toEqual([{ id: 1 }, { id: 2 }, { id: 20_003 }]);
+      expect(rows(f.store, "SELECT value FROM meta WHERE key = 'community_verification_cursor'")).toEqual([{ value: JSON.stringify({ id: 45_002, at: f.clock.now() }) }]);
+    });
+
     test("an unrelated new report does not bring back groups already done", async () => {
       for (const u of [f.addUser(), f.addUser(), f.addUser()]) await f.reports.submit(u, reportInput("203.0.113.7"));
       expect(f.states.verifyCommunity(f.clock.now())).toEqual({ groups: 1, verified: 3 });

@@ -169,8 +169,8 @@ describe("community verification", () => {
       insertImported(a, "203.0.113.7", at);
       insertImported(b, "203.0.113.7", at);
       expect(f.states.verifyCommunity(f.clock.now())).toEqual({ groups: 0, verified: 0 });
-      // 45,000 more (ids 3 to 45,002: steps of 20,000 after id 2); the third reporter comes with the first id of the
-      // second step (20,003), and no other group reaches three.
+      // 45,000 more (ids 3 to 45,002: steps of 5,000 after id 2); the third reporter comes with the first id of the
+      // fifth step (20,003), and no other group reaches three.
       f.store.sqlite.transaction(() => {
         for (let id = 3; id <= 45_002; id++) {
           if (id === 20_003) insertImported(c, "203.0.113.7", at);

@@ -39,8 +39,8 @@ const COMMUNITY_CURSOR_KEY = "community_verification_cursor";
 const EXPIRE_CHUNK = 1_000;
 /**
  * New reports whose groups one transaction of community verification looks at. Under heavy ingest a minute
- * brings hundreds of thousands; looked at in one transaction they held every request for about 80 ms. A step of
- * 5,000 takes a few milliseconds, a transaction each.
+ * brings hundreds of thousands; looked at in one transaction they held every request for about 80 ms. Each step
+ * is a transaction of its own.
  */
 const VERIFY_STEP_REPORTS = 5_000;
 

@@ -64,6 +64,9 @@ export function reportStateStatements(sqlite: Database) {
         WHERE ip = ? AND category = ? AND status IN ('pending', 'verified') AND created_at >= ? AND created_at <= ?`,
     ),
     lastReportId: sqlite.prepare<{ id: number }, []>("SELECT coalesce(max(id), 0) AS id FROM reports"),
+    // Whether a report up to an id is dated after a time (a clock ahead): only then can the next scan's dated part
+    // find a group. Through the created_at index, so it reads only such reports (few or none).
+    datedAfter: sqlite.prepare<{ found: number }, [number, number]>("SELECT 1 AS found FROM reports WHERE created_at > ? AND id <= ? LIMIT 1"),
     readCursor: sqlite.prepare<{ value: string }, [string]>("SELECT value FROM meta WHERE key = ?"),
     writeCursor: sqlite.prepare<never, [string, string]>(
       "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",

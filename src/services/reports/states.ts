@@ -183,7 +183,8 @@ export class ReportStateService {
    */
   private eligibleGroups(since: number, now: number, untilId: number): { groups: { ip: string; category: string }[]; done: boolean } {
     const stored = this.stmt.readCursor.get(COMMUNITY_CURSOR_KEY)?.value;
-    const cursor = stored === undefined ? null : (JSON.parse(stored) as { id: number; at: number });
+    // `dated`: whether a report up to the cursor's id was dated after its time (absent in older cursors: assumed).
+    const cursor = stored === undefined ? null : (JSON.parse(stored) as { id: number; at: number; dated?: boolean });
     let groups: { ip: string; category: string }[];
     let throughId: number;
     if (cursor === null || !(now >= cursor.at)) {
@@ -191,11 +192,15 @@ export class ReportStateService {
       groups = this.stmt.communityGroups.all(since, now, COMMUNITY_MIN_REPORTERS);
     } else {
       throughId = Math.max(cursor.id, Math.min(untilId, cursor.id + VERIFY_STEP_REPORTS));
+      // The dated part scans every report dated since the cursor's time (the last minute's ingest included): only
+      // when one stored by then was dated after it can it find a group the id part does not.
+      const datedFrom = cursor.dated === false ? now : Math.max(cursor.at, since - 1);
       groups = this.stmt.candidateGroups
-        .all(cursor.id, throughId, since, now, Math.max(cursor.at, since - 1), now)
+        .all(cursor.id, throughId, since, now, datedFrom, now)
         .filter((g) => this.stmt.groupEligible.get(COMMUNITY_MIN_REPORTERS, g.ip, g.category, since, now)!.eligible === 1);
     }
-    this.stmt.writeCursor.run(COMMUNITY_CURSOR_KEY, JSON.stringify({ id: throughId, at: now }));
+    const dated = this.stmt.datedAfter.get(now, throughId) !== null;
+    this.stmt.writeCursor.run(COMMUNITY_CURSOR_KEY, JSON.stringify({ id: throughId, at: now, dated }));
     return { groups, done: throughId >= untilId };
   }
 

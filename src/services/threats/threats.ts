@@ -83,6 +83,8 @@ export class ThreatService {
   private window: ThreatWindow | null = null;
   private windowAt = Number.NEGATIVE_INFINITY;
   private seenThroughId = 0;
+  /** Whether a report read by the last pass's time was dated after it (see datedSince below). */
+  private datedAfterWindow = true;
 
   constructor(deps: ThreatServiceDeps) {
     this.store = deps.store;
@@ -123,12 +125,18 @@ export class ThreatService {
         window.add({ id: r.id, ip, category: r.category as Category, atMs: r.createdAt, asn: this.asnOf(ip) });
       }
     };
-    const { throughId, rejected, datedSince } = inReadTransaction(this.store, () => ({
-      throughId: stmt.lastId.get()!.id,
-      rejected: whole ? [] : stmt.rejected.all(start, now),
-      // Stored earlier, dated since the last pass (a reporter's clock ahead): few, read at once.
-      datedSince: whole ? [] : stmt.datedSince.all(Math.max(this.windowAt, start - 1), now, this.seenThroughId),
-    }));
+    const datedBefore = this.datedAfterWindow;
+    const { throughId, rejected, datedSince, datedAfter } = inReadTransaction(this.store, () => {
+      const throughId = stmt.lastId.get()!.id;
+      return {
+        throughId,
+        rejected: whole ? [] : stmt.rejected.all(start, now),
+        // Stored by the last pass, dated since it (a clock ahead): few, read at once, and only when the last pass
+        // saw such a report (the query scans every report dated since, the last minute's ingest included).
+        datedSince: whole || !datedBefore ? [] : stmt.datedSince.all(Math.max(this.windowAt, start - 1), now, this.seenThroughId),
+        datedAfter: stmt.datedAfter.get(now, throughId) !== null,
+      };
+    });
     for (const r of rejected) window.remove(r.id);
     take(datedSince);
     if (whole) {
@@ -164,6 +172,7 @@ export class ThreatService {
     this.window = window;
     this.windowAt = now;
     this.seenThroughId = throughId;
+    this.datedAfterWindow = datedAfter;
     if (threatIds.length > 0) this.onEventQueued();
     return { reports: window.size, patterns: patterns.length, detected: threatIds.length, suppressed: patterns.length - threatIds.length, threatIds };
   }

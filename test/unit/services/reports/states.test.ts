@@ -134,7 +134,7 @@ describe("community verification", () => {
       f.clock.advance(60_000);
       expect(f.states.verifyCommunity(f.clock.now())).toEqual({ groups: 0, verified: 0 });
       expect(rows(f.store, "SELECT value FROM meta WHERE key = 'community_verification_cursor'")).toEqual([
-        { value: JSON.stringify({ id: 2, at: f.clock.now() }) },
+        { value: JSON.stringify({ id: 2, at: f.clock.now(), dated: false }) },
       ]);
       insertImported(c, "203.0.113.7", T0 - 3 * DAY_MS);
       f.clock.advance(60_000);
@@ -183,7 +183,7 @@ describe("community verification", () => {
       expect(await f.states.verifyCommunityInTurns(f.clock.now())).toEqual({ groups: 1, verified: 3 });
       expect(turned).toBe(true);
       expect(rows(f.store, "SELECT id FROM reports WHERE status = 'verified' ORDER BY id")).toEqual([{ id: 1 }, { id: 2 }, { id: 20_003 }]);
-      expect(rows(f.store, "SELECT value FROM meta WHERE key = 'community_verification_cursor'")).toEqual([{ value: JSON.stringify({ id: 45_002, at: f.clock.now() }) }]);
+      expect(rows(f.store, "SELECT value FROM meta WHERE key = 'community_verification_cursor'")).toEqual([{ value: JSON.stringify({ id: 45_002, at: f.clock.now(), dated: false }) }]);
     });
 
     test("an unrelated new report does not bring back groups already done", async () => {

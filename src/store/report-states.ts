@@ -38,14 +38,6 @@ export function reportStateStatements(sqlite: Database) {
     insertTransition: sqlite.prepare<never, [number, string, string, number, number | null, string | null]>(
       "INSERT INTO report_transitions (report_id, from_status, to_status, at, actor_user_id, reason) VALUES (?, ?, ?, ?, ?, ?)",
     ),
-    // Groups with ≥ 3 distinct reporters among their counting reports of the window and a pending one left.
-    communityGroups: sqlite.prepare<{ ip: string; category: string }, [number, number, number]>(
-      `SELECT ip, category FROM reports
-        WHERE status IN ('pending', 'verified') AND created_at >= ? AND created_at <= ?
-        GROUP BY ip, category
-       HAVING count(DISTINCT reporter_id) >= ? AND sum(status = 'pending') > 0
-        ORDER BY ip, category`,
-    ),
     // The groups that can have become eligible since a scan: those with a report stored after it (any
     // process, any report date; up to an id, a step at a time) or dated after it (stored earlier with a later
     // clock). The unary `+` keeps
@@ -58,7 +50,8 @@ export function reportStateStatements(sqlite: Database) {
         WHERE created_at > ? AND created_at <= ? AND +status IN ('pending', 'verified')
         ORDER BY ip, category`,
     ),
-    // communityGroups' test for one group, through the (ip, created_at) index.
+    // Whether a group has ≥ 3 distinct reporters among its counting reports of the window and a pending one
+    // left, through the (ip, created_at) index.
     groupEligible: sqlite.prepare<{ eligible: number }, [number, string, string, number, number]>(
       `SELECT count(DISTINCT reporter_id) >= ? AND sum(status = 'pending') > 0 AS eligible FROM reports
         WHERE ip = ? AND category = ? AND status IN ('pending', 'verified') AND created_at >= ? AND created_at <= ?`,

@@ -44,6 +44,16 @@ const EXPIRE_CHUNK = 1_000;
  */
 const VERIFY_STEP_REPORTS = 5_000;
 
+/**
+ * Community verification's position (`meta`): the newest report id looked at, the time of that scan, and whether
+ * a report up to that id was dated after that time (absent in older cursors: assumed).
+ */
+interface CommunityCursor {
+  id: number;
+  at: number;
+  dated?: boolean;
+}
+
 /** A report as `GET /v1/admin/reports/{id}` shows it. */
 export interface ReportView {
   id: string;
@@ -146,10 +156,12 @@ export class ReportStateService {
     const since = now - COMMUNITY_WINDOW_MS;
     const untilId = this.stmt.lastReportId.get()!.id;
     const total: VerifySummary = { groups: 0, verified: 0 };
+    // Where this run has got to; the first step reads it from `meta`.
+    let position: CommunityCursor | null = null;
     for (;;) {
       const changes = new AddressChanges();
       const step = inTransaction(this.store, () => {
-        const { groups, done } = this.eligibleGroups(since, now, untilId);
+        const { groups, next, done } = this.eligibleGroups(position ?? this.startOfScan(since, now), since, now, untilId);
         const verified: { id: number; reporterId: number; ip: string; category: Category }[] = [];
         for (const g of groups) {
           for (const r of this.stmt.pendingOfGroup.all(g.ip, g.category, since, now)) {
@@ -158,8 +170,12 @@ export class ReportStateService {
           }
         }
         this.rescoreAndAnnounce(verified, now, changes);
-        return { groups: groups.length, verified: verified.length, done };
+        // Stored with what the step wrote, and at the end; a step that wrote nothing commits nothing (no sync). A
+        // run cut short between looks at its last steps' groups again: verifying them is idempotent.
+        if (done || verified.length > 0) this.stmt.writeCursor.run(COMMUNITY_CURSOR_KEY, JSON.stringify(next));
+        return { groups: groups.length, verified: verified.length, done, next };
       });
+      position = step.next;
       this.publisher.publish(changes);
       if (step.verified > 0) this.onEventQueued();
       total.groups += step.groups;
@@ -170,38 +186,34 @@ export class ReportStateService {
   }
 
   /**
-   * The groups to verify now. A group becomes eligible only through a report that is new since the last scan
-   * (stored after it, or dated after it): rejection, expiry and a sliding window only ever take reporters
-   * away. So after one full scan each run looks at those groups alone, through the cursor kept in `meta` (the
-   * newest report id and the time of the last scan, written in the scan's transaction), instead of grouping a
-   * week of reports every minute (1.3 s with 500,000 reports, holding the write lock). With no cursor, or a
-   * `now` before the cursor's, the scan is full.
-   *
-   * An incremental scan looks at the reports stored after the cursor's id up to at most VERIFY_STEP_REPORTS
-   * further (and never past `untilId`), and at those dated after the cursor's time; it moves the cursor there
-   * (and its time to `now`, so the next step's dated part is empty). `done` when it reached `untilId`.
+   * Where a run starts. A group becomes eligible only through a report that is new since the last scan (stored
+   * after it, or dated after it): rejection, expiry and a sliding window only ever take reporters away. So each
+   * run looks at those groups alone, from the cursor kept in `meta` (the newest report id and the time of the
+   * last scan) instead of grouping a week of reports every minute (1.3 s with 500,000 reports, holding the write
+   * lock). With no cursor (a first run), or a `now` before the cursor's, every report is new: the scan starts
+   * at the first id, in steps like any other.
    */
-  private eligibleGroups(since: number, now: number, untilId: number): { groups: { ip: string; category: string }[]; done: boolean } {
+  private startOfScan(since: number, now: number): CommunityCursor {
     const stored = this.stmt.readCursor.get(COMMUNITY_CURSOR_KEY)?.value;
-    // `dated`: whether a report up to the cursor's id was dated after its time (absent in older cursors: assumed).
-    const cursor = stored === undefined ? null : (JSON.parse(stored) as { id: number; at: number; dated?: boolean });
-    let groups: { ip: string; category: string }[];
-    let throughId: number;
-    if (cursor === null || !(now >= cursor.at)) {
-      throughId = Math.max(untilId, this.stmt.lastReportId.get()!.id);
-      groups = this.stmt.communityGroups.all(since, now, COMMUNITY_MIN_REPORTERS);
-    } else {
-      throughId = Math.max(cursor.id, Math.min(untilId, cursor.id + VERIFY_STEP_REPORTS));
-      // The dated part scans every report dated since the cursor's time (the last minute's ingest included): only
-      // when one stored by then was dated after it can it find a group the id part does not.
-      const datedFrom = cursor.dated === false ? now : Math.max(cursor.at, since - 1);
-      groups = this.stmt.candidateGroups
-        .all(cursor.id, throughId, since, now, datedFrom, now)
-        .filter((g) => this.stmt.groupEligible.get(COMMUNITY_MIN_REPORTERS, g.ip, g.category, since, now)!.eligible === 1);
-    }
+    const cursor = stored === undefined ? null : (JSON.parse(stored) as CommunityCursor);
+    return cursor === null || !(now >= cursor.at) ? { id: 0, at: since - 1, dated: false } : cursor;
+  }
+
+  /**
+   * One step's groups: those of the reports stored after `from`'s id, up to VERIFY_STEP_REPORTS further (never
+   * past `untilId`), and of those dated after its time, the eligible ones; `next` is where the step got to (its
+   * time `now`, so the next step's dated part is empty). `done` when it reached `untilId`.
+   */
+  private eligibleGroups(from: CommunityCursor, since: number, now: number, untilId: number): { groups: { ip: string; category: string }[]; next: CommunityCursor; done: boolean } {
+    const throughId = Math.max(from.id, Math.min(untilId, from.id + VERIFY_STEP_REPORTS));
+    // The dated part scans every report dated since the cursor's time (the last minute's ingest included): only
+    // when one stored by then was dated after it can it find a group the id part does not.
+    const datedFrom = from.dated === false ? now : Math.max(from.at, since - 1);
+    const groups = this.stmt.candidateGroups
+      .all(from.id, throughId, since, now, datedFrom, now)
+      .filter((g) => this.stmt.groupEligible.get(COMMUNITY_MIN_REPORTERS, g.ip, g.category, since, now)!.eligible === 1);
     const dated = this.stmt.datedAfter.get(now, throughId) !== null;
-    this.stmt.writeCursor.run(COMMUNITY_CURSOR_KEY, JSON.stringify({ id: throughId, at: now, dated }));
-    return { groups, done: throughId >= untilId };
+    return { groups, next: { id: throughId, at: now, dated }, done: throughId >= untilId };
   }
 
   /** An admin's verify or reject (PATCH /v1/admin/reports/{id}); returns the report as it now is. */

@@ -38,6 +38,14 @@ export function reportStateStatements(sqlite: Database) {
     insertTransition: sqlite.prepare<never, [number, string, string, number, number | null, string | null]>(
       "INSERT INTO report_transitions (report_id, from_status, to_status, at, actor_user_id, reason) VALUES (?, ?, ?, ?, ?, ?)",
     ),
+    // Groups with ≥ 3 distinct reporters among their counting reports of the window and a pending one left.
+    communityGroups: sqlite.prepare<{ ip: string; category: string }, [number, number, number]>(
+      `SELECT ip, category FROM reports
+        WHERE status IN ('pending', 'verified') AND created_at >= ? AND created_at <= ?
+        GROUP BY ip, category
+       HAVING count(DISTINCT reporter_id) >= ? AND sum(status = 'pending') > 0
+        ORDER BY ip, category`,
+    ),
     // The groups that can have become eligible since a scan: those with a report stored after it (any
     // process, any report date; up to an id, a step at a time) or dated after it (stored earlier with a later
     // clock). The unary `+` keeps

@@ -186,23 +186,6 @@ describe("community verification", () => {
       expect(rows(f.store, "SELECT value FROM meta WHERE key = 'community_verification_cursor'")).toEqual([{ value: JSON.stringify({ id: 45_002, at: f.clock.now(), dated: false }) }]);
     });
 
-    test("a first run over more reports than one step scans them all in steps and misses no group", async () => {
-      const [a, b, c] = [f.addUser(), f.addUser(), f.addUser()];
-      const at = f.clock.now() - 60_000;
-      f.store.sqlite.transaction(() => {
-        for (let id = 1; id <= 12_000; id++) {
-          const reporter = id === 1 ? a : id === 6_000 ? b : id === 11_999 ? c : null;
-          if (reporter !== null) insertImported(reporter, "203.0.113.7", at);
-          else insertImported(a, `10.${id >> 16}.${(id >> 8) & 255}.${id & 255}`, at);
-        }
-      })();
-      let turned = false;
-      setImmediate(() => (turned = true));
-      expect(await f.states.verifyCommunityInTurns(f.clock.now())).toEqual({ groups: 1, verified: 3 });
-      expect(turned).toBe(true);
-      expect(rows(f.store, "SELECT id FROM reports WHERE status = 'verified' ORDER BY id")).toEqual([{ id: 1 }, { id: 6_000 }, { id: 11_999 }]);
-    });
-
     test("an unrelated new report does not bring back groups already done", async () => {
       for (const u of [f.addUser(), f.addUser(), f.addUser()]) await f.reports.submit(u, reportInput("203.0.113.7"));
       expect(f.states.verifyCommunity(f.clock.now())).toEqual({ groups: 1, verified: 3 });

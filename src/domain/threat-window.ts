@@ -14,6 +14,7 @@ import {
   type ThreatObservation,
   type ThreatThresholds,
 } from "./threat-patterns";
+import { allAtOnce } from "./steps";
 
 /** A counting report in the window: an observation with the report's id. */
 export interface WindowObservation extends ThreatObservation {
@@ -61,12 +62,12 @@ export class ThreatWindow {
 
   /** Takes out the reports dated before `start`. */
   forgetBefore(start: number): void {
-    drain(this.forgetBeforeInSteps(start, Number.POSITIVE_INFINITY));
+    allAtOnce(this.forgetBeforeInSteps(start, Number.POSITIVE_INFINITY));
   }
 
   /** The patterns of the groups reports joined since the last call, sorted by kind, then key. */
   takePatterns(): DetectedPattern[] {
-    return drain(this.takePatternsInSteps(Number.POSITIVE_INFINITY));
+    return allAtOnce(this.takePatternsInSteps(Number.POSITIVE_INFINITY));
   }
 
   // The same, a step at a time: each generator yields after looking at about `step` reports, so a caller can let
@@ -109,13 +110,6 @@ export class ThreatWindow {
   }
 }
 
-/** Runs a stepped computation to its end at once. */
-function drain<T>(steps: Generator<void, T>): T {
-  for (;;) {
-    const next = steps.next();
-    if (next.done) return next.value;
-  }
-}
 
 function join<K>(groups: Map<K, WindowObservation[]>, key: K, o: WindowObservation): void {
   const group = groups.get(key);

@@ -10,6 +10,7 @@ import { parseIp } from "../domain/ip";
 import { AddressChanges, type AddressChangePublisher } from "../services/changes/address-changes";
 import type { AddressScorer } from "../services/reports/scorer";
 import { inTransaction, type Store } from "../store/database";
+import { nextTurn } from "../services/event-loop-turns";
 import type { Job } from "./scheduler";
 
 export interface RescoreOptions {
@@ -70,7 +71,7 @@ export function rescoreJob(deps: RescoreDeps, options: Partial<RescoreOptions> =
         summary.rescored += rows.length;
         if (rows.length < limit) break;
         // Let requests in between batches.
-        await new Promise<void>((resolve) => setImmediate(resolve));
+        await nextTurn();
       }
       return summary;
     },

@@ -1,5 +1,6 @@
 // Long work split into steps, with a turn of the event loop between two so requests are served meanwhile (the
-// scheduled jobs: detect-threats, verify, expire). A step is what runs between two yields of a generator.
+// scheduled jobs, the snapshot export). A stepped computation is a generator that yields between steps (see
+// domain/steps.ts for running one at once).
 
 /** A turn of the event loop: I/O callbacks (requests) run before the promise resolves. */
 export const nextTurn = (): Promise<void> => new Promise<void>((resolve) => setImmediate(resolve));
@@ -10,13 +11,5 @@ export async function inTurns<T>(steps: Generator<void, T>): Promise<T> {
     const next = steps.next();
     if (next.done) return next.value;
     await nextTurn();
-  }
-}
-
-/** Runs a stepped computation to its end at once (a caller that may block, a test). */
-export function allAtOnce<T>(steps: Generator<void, T>): T {
-  for (;;) {
-    const next = steps.next();
-    if (next.done) return next.value;
   }
 }

@@ -23,7 +23,8 @@ import { inTransaction, type Store } from "../../store/database";
 import { AddressChanges, AddressChangePublisher } from "../changes/address-changes";
 import type { AddressScorer } from "./scorer";
 import { CREDITS_FOR_VERIFIED_REPORT, CreditLedger } from "./credits";
-import { allAtOnce, inTurns, nextTurn } from "../event-loop-turns";
+import { allAtOnce } from "../../domain/steps";
+import { inTurns, nextTurn } from "../event-loop-turns";
 import { enqueueEvent } from "../webhooks/outbox";
 import type { ReportSource } from "./intake";
 

@@ -33,6 +33,7 @@ import { recordOfRow, type AddressRow } from "../../store/address-rows";
 import { openSnapshotDatabase, snapshotIntegrityProblems } from "../../store/snapshot-file";
 import { BATCH_ROWS, CACHE_KIB, copyStoreToFile, INSTANCE_ID_KEY, instanceIdOf, SnapshotWriter } from "../../store/snapshot-writer";
 import { listingReports } from "../../domain/feeds";
+import { nextTurn } from "../event-loop-turns";
 import { ListedNetworks } from "../feeds/listed-networks";
 import { putListingsInto } from "../feeds/listing-records";
 import {
@@ -88,8 +89,6 @@ export interface ExportResult {
   phases: Record<"copy" | "index" | "tables" | "hash", number>;
 }
 
-const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 
 export async function exportSnapshot(options: ExportOptions): Promise<ExportResult> {
   const started = performance.now();
@@ -124,7 +123,7 @@ export async function exportSnapshot(options: ExportOptions): Promise<ExportResu
     phases.index = lap();
     writer.finishCopy();
     phases.copy += lap();
-    await tick();
+    await nextTurn();
 
     const tables = enrichment.rangeTables();
     writer.insertRangeTables(tables.map(({ name, table }) => ({ name, bytes: table.bytes })));
@@ -149,7 +148,7 @@ export async function exportSnapshot(options: ExportOptions): Promise<ExportResu
     if (keyId !== null) meta.push([META.signatureKeyId, keyId], [META.signatureAlgorithm, SIGNATURE_ALGORITHM]);
     writer.insertMeta(meta);
     phases.tables = lap();
-    await tick();
+    await nextTurn();
 
     const sha256 = contentHash(writer.db);
     writer.insertMeta(signKey === null ? [[META.contentSha256, sha256]] : [[META.contentSha256, sha256], [META.signature, signHash(sha256, signKey)]]);
@@ -191,7 +190,7 @@ export async function exportSnapshot(options: ExportOptions): Promise<ExportResu
  * reports here, as a lookup on the server would do at that moment (or dropped when nothing counts any more).
  */
 async function copyContent(writer: SnapshotWriter, scoring: ScoringParameters, nowMs: number, rowsCopied: () => void): Promise<SnapshotCounts> {
-  await writer.copyAddresses(tick);
+  await writer.copyAddresses(nextTurn);
   const { allowlist, threats, feeds, networks } = writer.copyTables();
   const listings = writer.listings();
   const listed = ListedNetworks.load(listings.feeds, listings.entries);
@@ -212,7 +211,7 @@ async function copyContent(writer: SnapshotWriter, scoring: ScoringParameters, n
   let addresses = 0;
   for (const row of writer.addressRows()) {
     index.upsert(parseIp(row.ip), recordOfRow(row));
-    if (++addresses % BATCH_ROWS === 0) await tick();
+    if (++addresses % BATCH_ROWS === 0) await nextTurn();
   }
   // Listed networks, and listed addresses nobody reported, answer offline as they do on the server.
   putListingsInto(index, listed, nowMs, scoring, writer.rowCheck());

@@ -33,7 +33,8 @@ export interface ReportInput {
 }
 
 /** Characters (code points) in `s`, counting only as far as needed to know whether it exceeds `limit`. */
-function exceedsChars(s: string, limit: number): boolean {
+/** Whether `s` has more than `limit` characters (code points, as the limits count them). */
+export function exceedsChars(s: string, limit: number): boolean {
   if (s.length <= limit) return false; // code points never outnumber UTF-16 units
   let count = 0;
   for (const _ of s) if (++count > limit) return true;

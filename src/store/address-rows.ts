@@ -59,7 +59,7 @@ export function recentAddresses(store: Store, limit: number, offset: number): { 
  * takes ip, version, score, total, verified, mask, lastCategory, firstSeen, lastSeen, scoredAt, rescoreDueAt.
  */
 /** An address row written whole (insert or replace its scored columns), bound by position in this order. */
-export const ADDRESS_UPSERT_SQL = `INSERT INTO addresses (ip, ip_version, reputation_score, total_reports, verified_reports, categories_mask,
+const ADDRESS_UPSERT_SQL = `INSERT INTO addresses (ip, ip_version, reputation_score, total_reports, verified_reports, categories_mask,
                             last_category, first_seen, last_seen, scored_at, rescore_due_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT(ip) DO UPDATE SET
@@ -69,7 +69,7 @@ export const ADDRESS_UPSERT_SQL = `INSERT INTO addresses (ip, ip_version, reputa
        scored_at = excluded.scored_at, rescore_due_at = excluded.rescore_due_at`;
 
 /** The parameters of ADDRESS_UPSERT_SQL. */
-export type AddressUpsertParams = [string, number, number, number, number, number, string | null, number | null, number | null, number, number | null];
+type AddressUpsertParams = [string, number, number, number, number, number, string | null, number | null, number | null, number, number | null];
 
 export function addressWriter(store: Pick<Store, "sqlite">) {
   const upsert = store.sqlite.prepare<never, AddressUpsertParams>(ADDRESS_UPSERT_SQL);

@@ -4,7 +4,6 @@
 // imported reports in one statement; and the imported addresses with their counting reports in address order.
 
 import type { Database } from "bun:sqlite";
-import { ADDRESS_UPSERT_SQL, type AddressUpsertParams } from "./address-rows";
 
 /** The index of `reports` on (ip, created_at): the importer builds it first and reads the addresses from it. */
 export const ADDRESS_INDEX = "reports_ip_created";
@@ -40,7 +39,6 @@ export function reportImportStatements(sqlite: Database) {
     /** The highest report id so far: the import's reports are the ones above it. */
     lastReportId: (): number => (sqlite.query("SELECT coalesce(max(id), 0) AS id FROM reports").get() as { id: number }).id,
     reportCount: (): number => (sqlite.query("SELECT count(*) AS n FROM reports").get() as { n: number }).n,
-    addressCount: (): number => (sqlite.query("SELECT count(*) AS n FROM addresses").get() as { n: number }).n,
     /** Drops the secondary indexes of `reports` and returns their definitions, to be run again by `restore`. */
     dropReportIndexes: (): SavedIndex[] => dropSchemaObjects(sqlite, "reports", ["index"]),
     /**
@@ -80,9 +78,6 @@ export function reportImportStatements(sqlite: Database) {
     reportById: sqlite.prepare<{ reporterId: number; severity: number; createdAtMs: number; status: string; category: string }, [number]>(
       "SELECT reporter_id AS reporterId, severity, created_at AS createdAtMs, status, category FROM reports WHERE id = ?",
     ),
-    /** addresses-row upsert as the scorer writes it (store/address-rows.ts), bound by position. */
-    upsertAddress: sqlite.prepare<never, AddressUpsertParams>(ADDRESS_UPSERT_SQL),
-    removeAddress: sqlite.prepare<never, [string]>("DELETE FROM addresses WHERE ip = ?"),
   };
 }
 
@@ -99,5 +94,3 @@ function dropSchemaObjects(sqlite: Database, table: string, types: ("index" | "t
   for (const object of saved) sqlite.exec(`DROP ${object.type === "index" ? "INDEX" : "TRIGGER"} "${object.name.replaceAll('"', '""')}"`);
   return saved.map(({ name, sql }) => ({ name, sql }));
 }
-
-export type ReportImportStatements = ReturnType<typeof reportImportStatements>;

@@ -18,8 +18,6 @@ export const inThreadScorer: BatchScorer = {
 };
 
 export interface ScoringWorker extends BatchScorer {
-  /** Whether the worker has loaded and answers. */
-  readonly ready: boolean;
   /** Resolves true once ready, false when it failed or `timeoutMs` passed. */
   whenReady(timeoutMs: number): Promise<boolean>;
 }
@@ -59,9 +57,6 @@ export function startScoringWorker(): ScoringWorker {
     fail();
   }
   return {
-    get ready() {
-      return ready && !failed;
-    },
     whenReady(timeoutMs) {
       if (ready || failed) return Promise.resolve(ready);
       return new Promise((resolve) => {

@@ -4,7 +4,7 @@
 import { type Category, tryParseCategoryOrAbuseIpdbNumber } from "../../domain/categories";
 import { AppError } from "../../domain/errors";
 import { type Ip, tryParseIp, unreportableReason } from "../../domain/ip";
-import { MAX_DESCRIPTION_CHARS } from "../../domain/report-input";
+import { exceedsChars, MAX_DESCRIPTION_CHARS } from "../../domain/report-input";
 import { DEFAULT_SCORING_PARAMETERS, retentionCutoffMs, type ScoringParameters } from "../../domain/scoring";
 
 // ---------------------------------------------------------------------------------------------------------
@@ -166,7 +166,7 @@ export interface ImportRow {
   line: number;
   ip: Ip;
   /** Distinct, in the order the field names them. */
-  categories: Category[];
+  categories: readonly Category[];
   reportedAtMs: number;
   comment: string;
 }
@@ -263,7 +263,7 @@ export class ReportRowReader {
     if (exceedsChars(comment, MAX_DESCRIPTION_CHARS)) problems.push(`Comment is longer than ${MAX_DESCRIPTION_CHARS} characters`);
 
     if (problems.length > 0 || ip === null || reportedAtMs === null || typeof categories === "string") return { line: record.line, reason: problems.join("; ") };
-    return { line: record.line, ip, categories: [...categories], reportedAtMs, comment };
+    return { line: record.line, ip, categories, reportedAtMs, comment };
   }
 
   /** A Categories field's categories, or what is wrong with it; remembered, as a file repeats a few fields. */
@@ -320,13 +320,6 @@ function columnName(field: string): string {
 }
 
 const COLUMN_TITLES: Record<Column, string> = { ip: "IP", categories: "Categories", reportdate: "ReportDate", comment: "Comment" };
-
-function exceedsChars(s: string, limit: number): boolean {
-  if (s.length <= limit) return false;
-  let count = 0;
-  for (const _ of s) if (++count > limit) return true;
-  return false;
-}
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 

@@ -31,7 +31,7 @@ import { inThreadParsers, startParseWorker } from "./piece-parsers";
 import type { RowBatch } from "./row-batch";
 import { type ImportDeps, type ImportScoring, type ImportSummary, ReportImporter } from "./report-importer";
 
-export { csvRecords, CsvRecordStream, parseIsoDateTime, parseReportCsv, ReportRowReader } from "./import-csv";
+export { csvRecords, CsvRecordStream, parseIsoDateTime, parseReportCsv } from "./import-csv";
 export type { BadRow, CsvRecord, ImportRow, ParsedReportCsv, ParseOptions } from "./import-csv";
 export type { ImportDeps, ImportScoring, ImportSummary } from "./report-importer";
 

@@ -17,6 +17,8 @@ import { CATEGORIES, categoryBit, type Category } from "../../domain/categories"
 import { parseIp } from "../../domain/ip";
 import { DEFAULT_SCORING_PARAMETERS, retentionCutoffMs, type ScoringParameters, type Severity } from "../../domain/scoring";
 import type { Store } from "../../store/database";
+import { addressWriter } from "../../store/address-rows";
+import { addressRowCount } from "../../store/index-generation";
 import { ADDRESS_INDEX, REPORTS_PER_INSERT, reportImportStatements, type SavedIndex } from "../../store/report-import";
 import { importStatements } from "../../store/reports";
 import { AddressChanges, type AddressChangePublisher } from "../changes/address-changes";
@@ -80,6 +82,8 @@ export class ReportImporter {
   private readonly params: ScoringParameters;
   private readonly statements;
   private readonly sql;
+  /** Address rows written as the scorer writes them. */
+  private readonly addressRows;
   /** The highest report id before the import: the import's reports are above it. */
   private lastOldId = 0;
   private bulkFrom = MIN_BULK_REPORTS;
@@ -101,6 +105,7 @@ export class ReportImporter {
     this.params = deps.params ?? DEFAULT_SCORING_PARAMETERS;
     this.statements = importStatements(deps.store.sqlite);
     this.sql = reportImportStatements(deps.store.sqlite);
+    this.addressRows = addressWriter(deps.store);
   }
 
   /** Opens the transaction (taking the write lock). */
@@ -220,7 +225,7 @@ export class ReportImporter {
       if (!addressIndex) throw new Error(`the index ${ADDRESS_INDEX} of reports is missing`);
       this.sql.restore(addressIndex);
       // With fewer addresses stored than reports imported, their indexes are built again afterwards too.
-      const addressObjects = this.sql.addressCount() <= this.reports ? this.sql.dropAddressIndexesAndTriggers() : [];
+      const addressObjects = addressRowCount(this.deps.store) <= this.reports ? this.sql.dropAddressIndexesAndTriggers() : [];
       rescore.logsChanges = addressObjects.length > 0;
       rescore.toBuild = [...this.droppedIndexes.filter((index) => index !== addressIndex), ...addressObjects];
     }
@@ -315,7 +320,8 @@ export class ReportImporter {
 
   /** A scored batch's rows written (or deleted) as AddressScorer.rescore writes them, and its changes noted. */
   private writeScored(ips: string[], v: ScoredAddressBatch, rescore: Rescore, onAddress?: (done: number) => void): void {
-    const { upsertAddress, removeAddress, logAddressChanges } = this.sql;
+    const { logAddressChanges } = this.sql;
+    const { upsert: upsertAddress, remove: removeAddress } = this.addressRows;
     const orNull = (x: number) => (Number.isNaN(x) ? null : x);
     ips.forEach((ip, i) => {
       const at = i * SCORED_FIELDS;

@@ -1,7 +1,7 @@
 // A piece of the import file's rows as plain strings and typed arrays, so a worker thread can parse pieces and
 // hand them over cheaply: what the importer writes of each good row, and the bad rows as they are reported.
 
-import { CATEGORIES, categoryBit } from "../../domain/categories";
+import { categoryBit } from "../../domain/categories";
 import { CsvRecordStream, type BadRow, type ImportRow, type ParseOptions, ReportRowReader } from "./import-csv";
 
 export interface RowBatch {
@@ -39,7 +39,6 @@ export function rowBatchOf(rows: readonly ImportRow[], bad: BadRow[]): RowBatch 
   return batch;
 }
 
-export const categoryOfBit = (bit: number) => CATEGORIES[bit];
 
 /** The batches' buffers, to transfer rather than copy. */
 export function rowBatchBuffers(batch: RowBatch): ArrayBuffer[] {

@@ -26,7 +26,7 @@ import type { ImportRow } from "./import-csv";
 import { type RowBatch, rowBatchOf } from "./row-batch";
 import { type AddressBatch, AddressBatchBuilder, SCORED_FIELDS, type ScoredAddressBatch, scoreAddressBatch } from "./address-batch-scoring";
 import { type BatchScorer, inThreadScorer, type ScoringWorker, startScoringWorker } from "./batch-scorer";
-import type { AddressScorer } from "./scorer";
+import type { AddressScorer, RescoreOf } from "./scorer";
 
 export interface ImportSummary {
   rows: number;
@@ -73,6 +73,8 @@ const CHANGE_LOG_BATCH = 10_000;
 /** Addresses per scoring batch, and batches in flight to the worker. */
 const BATCH_ADDRESSES = 4_096;
 const PIPELINE_DEPTH = 4;
+/** Addresses a small import rescores per statement that reads their reports. */
+const RESCORE_CHUNK = 1_000;
 /** How long the end of an import waits for a worker still loading before it scores on its own thread. */
 const WORKER_READY_WAIT_MS = 2_000;
 
@@ -263,12 +265,21 @@ export class ReportImporter {
 
   /** The scorer on each distinct address: what live reports do. */
   private rescoreEach(rescore: Rescore, onAddress?: (done: number) => void): void {
-    for (const { ip: text } of this.sql.addressesAfter.iterate(this.lastOldId)) {
-      const ip = parseIp(text);
-      const record = this.deps.scorer.rescore(ip, this.now);
-      rescore.changes?.set(ip, record);
-      onAddress?.(++rescore.done);
+    // rescoreAll reads a chunk's reports in one statement instead of one per address.
+    let chunk: RescoreOf[] = [];
+    const flush = () => {
+      const records = this.deps.scorer.rescoreAll(chunk);
+      chunk.forEach(({ ip }, i) => {
+        rescore.changes?.set(ip, records[i]!);
+        onAddress?.(++rescore.done);
+      });
+      chunk = [];
+    };
+    for (const { ip } of this.sql.addressesAfter.iterate(this.lastOldId)) {
+      chunk.push({ ip: parseIp(ip), nowMs: this.now });
+      if (chunk.length === RESCORE_CHUNK) flush();
     }
+    if (chunk.length > 0) flush();
   }
 
   /**

@@ -64,6 +64,8 @@ export interface ServiceOptions {
 
 /** How often a running server writes its index file when the index has changed since the last one. */
 export const INDEX_PERSIST_INTERVAL_MS = 10 * 60_000;
+/** The housekeeping timer's period: imported enrichment looked for, the change log trimmed, the index file's turn. */
+const HOUSEKEEPING_MS = 2_000;
 
 /**
  * How often a credential miss may look for other processes' commits: a flood of bad keys during a long CLI import
@@ -160,7 +162,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   // running server's to read, and another process (`jobs run`) trimming its own recent entries would drop them
   // before the server had followed them, leaving its index stale until the address changed again.
   let ticks = 0;
-  const persistEveryTicks = Math.max(1, Math.round((options.indexFileIntervalMs ?? INDEX_PERSIST_INTERVAL_MS) / 2000));
+  const persistEveryTicks = Math.max(1, Math.round((options.indexFileIntervalMs ?? INDEX_PERSIST_INTERVAL_MS) / HOUSEKEEPING_MS));
   const housekeeping = setInterval(() => {
     try {
       if (enrichment.reloadImported()) reputation.clearCache();
@@ -172,7 +174,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     } catch (error) {
       console.error("housekeeping failed (retried shortly):", error);
     }
-  }, 2000);
+  }, HOUSEKEEPING_MS);
   housekeeping.unref?.();
   stoppers.push(() => clearInterval(housekeeping));
   const onEventQueued = () => webhookDispatcher.nudge();

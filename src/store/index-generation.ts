@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import type { Store } from "./database";
 
-export const INDEX_FILE_TOKEN_KEY = "index_file_token";
+const INDEX_FILE_TOKEN_KEY = "index_file_token";
 
 /**
  * A state of the `addresses` table: the token of the database's last index file, the change log's position, and

@@ -3,7 +3,7 @@
 
 import type { Database } from "bun:sqlite";
 import type { ReportStatus } from "../domain/scoring";
-import type { ReportSource } from "./reports";
+import { DATED_AFTER_SQL, type ReportSource } from "./reports";
 
 export interface ReportRow {
   id: number;
@@ -65,9 +65,7 @@ export function reportStateStatements(sqlite: Database) {
         WHERE ip = ? AND category = ? AND status IN ('pending', 'verified') AND created_at >= ? AND created_at <= ?`,
     ),
     lastReportId: sqlite.prepare<{ id: number }, []>("SELECT coalesce(max(id), 0) AS id FROM reports"),
-    // Whether a report up to an id is dated after a time (a clock ahead): only then can the next scan's dated part
-    // find a group. Through the created_at index, so it reads only such reports (few or none).
-    datedAfter: sqlite.prepare<{ found: number }, [number, number]>("SELECT 1 AS found FROM reports WHERE created_at > ? AND id <= ? LIMIT 1"),
+    datedAfter: sqlite.prepare<{ found: number }, [number, number]>(DATED_AFTER_SQL),
     readCursor: sqlite.prepare<{ value: string }, [string]>("SELECT value FROM meta WHERE key = ?"),
     writeCursor: sqlite.prepare<never, [string, string]>(
       "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",

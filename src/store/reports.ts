@@ -83,3 +83,9 @@ export function importStatements(sqlite: Database) {
     ),
   };
 }
+
+/**
+ * Whether a report up to an id is dated after a time (a clock ahead): the jobs that read reports since their last
+ * pass look at those dated since only when one was. Through the created_at index: it reads only such reports.
+ */
+export const DATED_AFTER_SQL = "SELECT 1 AS found FROM reports WHERE created_at > ? AND id <= ? LIMIT 1";

@@ -3,6 +3,7 @@
 
 import type { Database } from "bun:sqlite";
 import type { ThreatKind } from "../domain/webhook-payload";
+import { DATED_AFTER_SQL } from "./reports";
 
 export interface ThreatRow {
   id: number;
@@ -61,9 +62,7 @@ export function detectionStatements(sqlite: Database) {
       "SELECT id FROM reports WHERE status = 'rejected' AND created_at >= ? AND created_at <= ?",
     ),
     lastId: sqlite.prepare<{ id: number }, []>("SELECT coalesce(max(id), 0) AS id FROM reports"),
-    // Whether a report up to an id is dated after a time (a clock ahead): only then can datedSince find anything
-    // at the next pass. Through the created_at index, so it reads only such reports (few or none).
-    datedAfter: sqlite.prepare<{ found: number }, [number, number]>("SELECT 1 AS found FROM reports WHERE created_at > ? AND id <= ? LIMIT 1"),
+    datedAfter: sqlite.prepare<{ found: number }, [number, number]>(DATED_AFTER_SQL),
     detectedSince: sqlite.prepare<{ id: number }, [string, number]>("SELECT id FROM threats WHERE pattern_key = ? AND detected_at > ? LIMIT 1"),
     insert: sqlite.prepare<{ id: number }, [string, string, string, number | null, string | null, number, string, number, number, number]>(
       `INSERT INTO threats (kind, pattern_key, cidr, asn, category, ip_count, addresses, window_start, window_end, detected_at)

@@ -101,19 +101,11 @@ export class Ipv4OwnerRanges {
     return this.pairs[id] ?? this.makePair(id);
   }
 
-  get pairCount(): number {
-    return this.countryIndexes.length;
-  }
-
   private makePair(id: number): OwnerPair {
     const code = this.countryTable.countryCodeAt(this.countryIndexes[id]);
     // As Enrichment.lookup: a code without a country name (ZZ, unassigned) means unknown.
     const pair = new TablePair(id, countryName(code) === null ? null : code, this.asnTable, this.records[id]);
     this.pairs[id] = pair;
     return pair;
-  }
-
-  get size(): number {
-    return this.starts.length;
   }
 }

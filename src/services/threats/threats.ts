@@ -125,7 +125,6 @@ export class ThreatService {
         window.add({ id: r.id, ip, category: r.category as Category, atMs: r.createdAt, asn: this.asnOf(ip) });
       }
     };
-    const datedBefore = this.datedAfterWindow;
     const { throughId, rejected, datedSince, datedAfter } = inReadTransaction(this.store, () => {
       const throughId = stmt.lastId.get()!.id;
       return {
@@ -133,30 +132,23 @@ export class ThreatService {
         rejected: whole ? [] : stmt.rejected.all(start, now),
         // Stored by the last pass, dated since it (a clock ahead): few, read at once, and only when the last pass
         // saw such a report (the query scans every report dated since, the last minute's ingest included).
-        datedSince: whole || !datedBefore ? [] : stmt.datedSince.all(Math.max(this.windowAt, start - 1), now, this.seenThroughId),
+        datedSince: whole || !this.datedAfterWindow ? [] : stmt.datedSince.all(Math.max(this.windowAt, start - 1), now, this.seenThroughId),
         datedAfter: stmt.datedAfter.get(now, throughId) !== null,
       };
     });
     for (const r of rejected) window.remove(r.id);
     take(datedSince);
-    if (whole) {
-      let after = { createdAt: start, id: 0 };
-      for (;;) {
-        const rows = stmt.recent.all(after.createdAt, after.id, now, throughId, chunk);
-        take(rows);
-        if (rows.length < chunk) break;
-        after = rows[rows.length - 1]!;
-        await nextTurn();
-      }
-    } else {
-      let afterId = this.seenThroughId;
-      for (;;) {
-        const rows = stmt.storedSince.all(afterId, throughId, start, now, chunk);
-        take(rows);
-        if (rows.length < chunk) break;
-        afterId = rows[rows.length - 1]!.id;
-        await nextTurn();
-      }
+    // The whole window in created_at order, or what was stored since the last pass in id order: after the last row
+    // of the chunk before.
+    let last: ThreatReportRow | null = null;
+    for (;;) {
+      const rows: ThreatReportRow[] = whole
+        ? stmt.recent.all(last?.createdAt ?? start, last?.id ?? 0, now, throughId, chunk)
+        : stmt.storedSince.all(last?.id ?? this.seenThroughId, throughId, start, now, chunk);
+      take(rows);
+      if (rows.length < chunk) break;
+      last = rows[rows.length - 1]!;
+      await nextTurn();
     }
     await inTurns(window.forgetBeforeInSteps(start, chunk));
     const patterns = await inTurns(window.takePatternsInSteps(chunk));

@@ -41,11 +41,11 @@ export function addressGeneration(store: Pick<Store, "sqlite">): AddressGenerati
  * records a new token for the file about to be written. No other writer runs meanwhile, so what `capture` saw
  * is the table at the returned sequence number.
  */
-export function stampIndexGeneration<T>(store: Store, capture: (seq: number) => T): { generation: AddressGeneration; captured: T } {
+export function stampIndexGeneration<T>(store: Store, capture: () => T): { generation: AddressGeneration & { token: string }; captured: T } {
   return store.sqlite
     .transaction(() => {
       const seq = lastChangeSeq(store);
-      const captured = capture(seq);
+      const captured = capture();
       const token = randomUUID();
       store.sqlite.query("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(INDEX_FILE_TOKEN_KEY, token);
       return { generation: { token, seq, schema: lastMigration(store) }, captured };

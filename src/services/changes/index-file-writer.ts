@@ -31,10 +31,9 @@ export class IndexFileWriter {
   /** The interval's write: in the background, unless one is still going or nothing changed. */
   writeInBackground(): void {
     if (this.writing !== null || !this.changed) return;
-    const generation = this.sync.index.generation;
     this.writing = persistIndexInBackground(this.store, this.sync, this.thresholds, this.path, this.listings)
-      .then(() => {
-        this.writtenGeneration = generation;
+      .then(({ indexGeneration }) => {
+        this.writtenGeneration = indexGeneration;
       })
       .catch((error) => console.error(`index: writing ${this.path} on its interval failed (the next start replays or rebuilds):`, error))
       .finally(() => {
@@ -48,8 +47,8 @@ export class IndexFileWriter {
     if (!this.changed) return;
     try {
       const started = performance.now();
-      const { bytes } = persistIndex(this.store, this.sync, this.thresholds, this.path, this.listings);
-      this.writtenGeneration = this.sync.index.generation;
+      const { bytes, indexGeneration } = persistIndex(this.store, this.sync, this.thresholds, this.path, this.listings);
+      this.writtenGeneration = indexGeneration;
       console.log(`index: wrote ${this.path} (${this.sync.index.size} entries, ${Math.round(bytes / 1048576)} MB) in ${Math.round(performance.now() - started)} ms`);
     } catch (error) {
       console.error(`index: writing ${this.path} on shutdown failed (the next start replays or rebuilds):`, error);

@@ -91,12 +91,12 @@ export interface ListingOnlyAddresses {
  * is checked against the table's row count and copied out, and the database gets the file's new token. Throws
  * (and leaves the previous file, still valid, in place) when the index and the table disagree.
  */
-export function persistIndex(store: Store, sync: IndexSync, thresholds: RiskThresholds, path: string, listings: ListingOnlyAddresses): { seq: number; bytes: number } {
+export function persistIndex(store: Store, sync: IndexSync, thresholds: RiskThresholds, path: string, listings: ListingOnlyAddresses): PersistedIndexFile {
   const { generation, captured } = captureIndex(store, sync, listings);
   // Synchronous from the copy to the file: nothing changes the index meanwhile.
-  const bytes = writeIndexFile(path, { token: generation.token!, seq: generation.seq, schema: generation.schema }, thresholds, captured);
+  const bytes = writeIndexFile(path, generation, thresholds, captured);
   sync.persistedSeq = generation.seq;
-  return { seq: generation.seq, bytes };
+  return { indexGeneration: captured.indexGeneration, bytes };
 }
 
 /**
@@ -104,12 +104,12 @@ export function persistIndex(store: Store, sync: IndexSync, thresholds: RiskThre
  * addresses); the file is written in the background, and the change log may be pruned past the old file's
  * position only once the new one is in place. One at a time: the caller waits for the last before the next.
  */
-export async function persistIndexInBackground(store: Store, sync: IndexSync, thresholds: RiskThresholds, path: string, listings: ListingOnlyAddresses): Promise<{ seq: number; bytes: number }> {
+export async function persistIndexInBackground(store: Store, sync: IndexSync, thresholds: RiskThresholds, path: string, listings: ListingOnlyAddresses): Promise<PersistedIndexFile> {
   const { generation, captured } = captureIndex(store, sync, listings);
-  const encoded = encodeIndexFile({ token: generation.token!, seq: generation.seq, schema: generation.schema }, thresholds, captured, true);
+  const encoded = encodeIndexFile(generation, thresholds, captured, true);
   const bytes = await writeIndexFileInBackground(path, encoded);
   sync.persistedSeq = generation.seq;
-  return { seq: generation.seq, bytes };
+  return { indexGeneration: captured.indexGeneration, bytes };
 }
 
 /** Under the write lock: the index caught up with the log, checked against the table, its parts taken. */
@@ -122,6 +122,13 @@ function captureIndex(store: Store, sync: IndexSync, listings: ListingOnlyAddres
     const rows = addressRowCount(store);
     const entries = index.size - index.networkCount - dropped.length;
     if (entries !== rows) throw new Error(`the index holds ${entries} addresses with a row, the table ${rows}: ${INDEX_FILE} not written`);
-    return { parts: index.persistedParts(), dropped };
+    // The generation after the catch-up: what the file holds (another process's changes may just have come in).
+    return { parts: index.persistedParts(), dropped, indexGeneration: index.generation };
   });
+}
+
+/** A written index file: the index's generation it holds, and its size. */
+export interface PersistedIndexFile {
+  indexGeneration: number;
+  bytes: number;
 }

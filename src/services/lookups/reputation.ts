@@ -143,7 +143,7 @@ export function createReputation(deps: {
   // A listed network answers for every address inside it that has no entry of its own.
   index.onNetworkChanged = () => {
     if (cache.size > 0) cache.clear();
-    unreported.clear();
+    unreported.forgetAsked();
   };
   let lastExpiryWalk = Number.NEGATIVE_INFINITY;
 

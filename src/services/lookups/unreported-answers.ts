@@ -58,7 +58,12 @@ export class UnreportedAnswers {
     else this.asked.forgetIpv6(ip.words);
   }
 
-  /** Forgets every asked address (a listed network or the enrichment changed). */
+  /** Forgets every asked address (a listed network changed: the tails, made of the enrichment, stay good). */
+  forgetAsked(): void {
+    this.asked.clear();
+  }
+
+  /** Forgets every asked address and every tail (the enrichment changed). */
   clear(): void {
     this.asked.clear();
     this.tails.clear();
@@ -71,8 +76,15 @@ export class UnreportedAnswers {
   }
 
   private tailOf(geo: UnreportedGeo | OwnerPair): string {
-    if ("id" in geo && geo.id >= 0) return (this.tailsByPair[geo.id] ??= this.tailByText(geo));
+    if ("id" in geo && geo.id >= 0) return (this.tailsByPair[geo.id] ??= this.makeTail(geo));
     return this.tailByText(geo);
+  }
+
+  /** What comes after the address in the data object's JSON of an answer with this geo. */
+  private makeTail(geo: UnreportedGeo): string {
+    const json = JSON.stringify({ ...this.dataOf(geo), ipAddress: "", cached: false });
+    if (!json.startsWith(DATA_HEAD) || !json.endsWith("false}")) throw new Error(`unexpected answer shape: ${json}`);
+    return json.slice(DATA_HEAD.length, json.length - "false}".length);
   }
 
   private tailByText(geo: UnreportedGeo): string {
@@ -83,9 +95,7 @@ export class UnreportedAnswers {
     }
     let tail = byOwner.get(geo.isp);
     if (tail === undefined) {
-      const json = JSON.stringify({ ...this.dataOf(geo), ipAddress: "", cached: false });
-      if (!json.startsWith(DATA_HEAD) || !json.endsWith("false}")) throw new Error(`unexpected answer shape: ${json}`);
-      tail = json.slice(DATA_HEAD.length, json.length - "false}".length);
+      tail = this.makeTail(geo);
       if (++this.tailCount > MAX_TAILS) {
         this.tails.clear();
         this.tailCount = 1;

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { Reader } from "mmdb-lib";
 import { countryName } from "../../domain/countries";
 import { AppError } from "../../domain/errors";
-import type { Ip } from "../../domain/ip";
+import { type Ip, tryParseIpv4Value } from "../../domain/ip";
 import { type EnrichmentKind, RangeTable } from "../../index/range-table";
 
 export interface EnrichmentResult {
@@ -62,7 +62,7 @@ const SPECIAL_V4_CIDRS: ReadonlyArray<readonly [string, number]> = [
 /** The special ranges' first and last values, side by side: read by index on every lookup (no iterators). */
 const SPECIAL_V4 = Float64Array.from(
   SPECIAL_V4_CIDRS.flatMap(([address, length]) => {
-    const start = address.split(".").reduce((a, o) => a * 256 + Number(o), 0);
+    const start = tryParseIpv4Value(address);
     return [start, start + 2 ** (32 - length) - 1];
   }),
 );

@@ -2,6 +2,7 @@
 // Parsed and validated once, at the edge; the rest of the program receives a typed Config.
 
 import { AppError } from "./domain/errors";
+import { DEFAULT_WINDOW_REPORTS } from "./domain/threat-window";
 import { resolveScoringParameters, type ScoringParameterOverrides, type ScoringParameters } from "./domain/scoring";
 
 export interface Config {
@@ -40,6 +41,8 @@ export interface Config {
   pubkey: string | null;
   /** Seconds between an edge's pulls. */
   followEverySeconds: number;
+  /** Reports the detect-threats job keeps in memory at most (its window; see ThreatService). */
+  threatWindowReports: number;
 }
 
 interface OptionSpec {
@@ -77,6 +80,11 @@ const asSeconds = (raw: string, name: string) => {
   const match = /^(\d+(?:\.\d+)?)(s|m|h)?$/.exec(raw.trim());
   const n = match ? Number(match[1]) * (match[2] === "m" ? 60 : match[2] === "h" ? 3600 : 1) : Number.NaN;
   if (!Number.isFinite(n) || n < 1) throw configError(`${name} must be a duration of at least 1 s (60, 60s, 5m), got "${raw}"`);
+  return n;
+};
+const asReportCount = (raw: string, name: string) => {
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || n < 1000 || n > 100_000_000) throw configError(`${name} must be a whole number of reports from 1000 to 100000000, got "${raw}"`);
   return n;
 };
 const asSyncMode = (raw: string, name: string) => {
@@ -122,6 +130,7 @@ export const OPTIONS: OptionSpec[] = [
   { key: "followKey", flag: "--follow-key", env: "ABUSE_INTEL_FOLLOW_KEY", help: "an admin's API key on the primary, for --follow", parse: asString },
   { key: "pubkey", flag: "--pubkey", env: "ABUSE_INTEL_PUBKEY", help: "the primary's public key: an edge serves only snapshots it verifies", parse: asString },
   { key: "followEverySeconds", flag: "--every", env: "ABUSE_INTEL_FOLLOW_EVERY", help: "seconds (or 60s, 5m) between an edge's pulls (default 60)", parse: asSeconds },
+  { key: "threatWindowReports", flag: "--threat-window-reports", env: "ABUSE_INTEL_THREAT_WINDOW_REPORTS", help: "reports detect-threats keeps in memory at most, about 360 bytes each (default 500000)", parse: asReportCount },
   { key: "metricsToken", flag: "--metrics-token", env: "ABUSE_INTEL_METRICS_TOKEN", help: "require Authorization: Bearer TOKEN on GET /metrics (default: open)", parse: asString },
 ];
 
@@ -151,6 +160,7 @@ export function defaultConfig(): Config {
     followKey: null,
     pubkey: null,
     followEverySeconds: 60,
+    threatWindowReports: DEFAULT_WINDOW_REPORTS,
   };
 }
 

@@ -188,6 +188,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     clock,
     asnOf: (ip) => enrichment.lookup(ip).asn,
     thresholds: resolveThreatThresholds(options.threatThresholds),
+    windowReports: config.threatWindowReports,
     onEventQueued,
   });
   let scheduler: Scheduler;

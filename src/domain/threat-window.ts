@@ -16,6 +16,12 @@ import {
 } from "./threat-patterns";
 import { allAtOnce } from "./steps";
 
+/**
+ * Reports the window holds at most (about 360 bytes of heap each, 160-200 MB). That is 70 minutes of a steady 120
+ * reports/s; under more, the oldest reports leave early and a pattern must form within a shorter span to be seen.
+ */
+export const DEFAULT_WINDOW_REPORTS = 500_000;
+
 /** A counting report in the window: an observation with the report's id. */
 export interface WindowObservation extends ThreatObservation {
   readonly id: number;
@@ -75,7 +81,45 @@ export class ThreatWindow {
   // window must not change until it is done.
 
   *forgetBeforeInSteps(start: number, step: number): Generator<void, void> {
-    const stays = (o: WindowObservation) => o.atMs >= start;
+    yield* this.keepInSteps((o) => o.atMs >= start, step);
+  }
+
+  /**
+   * Takes out the reports added first until at most `keep` are left, and returns how many went: what holds the
+   * window's memory when more reports come in than it can hold (the reports are added in the order the store
+   * holds them, so the oldest go first, and the window covers less than its span).
+   */
+  *forgetOldestInSteps(keep: number, step: number): Generator<void, number> {
+    const extra = this.byId.size - keep;
+    if (extra <= 0) return 0;
+    // Only the groups of the reports that leave are filtered, not the whole window: a pass under a flood cuts the
+    // window many times.
+    const subnets = new Set<number | string>();
+    const campaigns = new Set<string>();
+    let taken = 0;
+    for (const [id, o] of this.byId) {
+      if (taken === extra) break;
+      this.byId.delete(id);
+      subnets.add(subnetKeyOf(o.ip, this.thresholds));
+      const campaign = campaignKeyOf(o);
+      if (campaign !== null) campaigns.add(campaign);
+      if (++taken % step === 0) yield;
+    }
+    const stays = (o: WindowObservation) => this.byId.has(o.id);
+    let looked = 0;
+    for (const key of subnets) {
+      if ((looked += this.subnets.get(key)?.length ?? 1) >= step) (looked = 0), yield;
+      leave(this.subnets, key, stays);
+    }
+    for (const key of campaigns) {
+      if ((looked += this.campaigns.get(key)?.length ?? 1) >= step) (looked = 0), yield;
+      leave(this.campaigns, key, stays);
+    }
+    return extra;
+  }
+
+  /** Keeps the reports that pass `stays` (one that does not leaves its groups and byId), sweeping every group. */
+  private *keepInSteps(stays: (o: WindowObservation) => boolean, step: number): Generator<void, void> {
     let looked = 0;
     for (const [key, group] of this.subnets) {
       if ((looked += group.length) >= step) (looked = 0), yield;

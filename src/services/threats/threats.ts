@@ -14,7 +14,7 @@ import { type Clock, isoTime } from "../../domain/clock";
 import { type Ip, parseIp } from "../../domain/ip";
 import { abuseConfidence } from "../../domain/scoring";
 import type { DetectedPattern, ThreatKind, ThreatThresholds } from "../../domain/threat-patterns";
-import { ThreatWindow } from "../../domain/threat-window";
+import { DEFAULT_WINDOW_REPORTS, ThreatWindow } from "../../domain/threat-window";
 import { inReadTransaction, inTransaction, type Store } from "../../store/database";
 import { inTurns, nextTurn } from "../event-loop-turns";
 import { enqueueEvent } from "../webhooks/outbox";
@@ -27,6 +27,8 @@ export const DEFAULT_SCAN_SLACK_MS = 10 * 60_000;
  * 10,000 still left such a round with a p99 of 60-160 ms, chunks of 2,000 with 47-63 ms.
  */
 export const DEFAULT_DETECT_CHUNK = 2_000;
+/** When the window is over its limit, it is cut to this share of it, so a sweep of it is not made every chunk. */
+const WINDOW_CUT_TO = 0.9;
 
 /** A threat as `GET /v1/threats` shows it. */
 export interface ThreatView {
@@ -53,6 +55,8 @@ export interface DetectSummary {
   /** Of those, already reported within the repeat period. */
   suppressed: number;
   threatIds: string[];
+  /** Reports taken out of the window before their time by this pass, to keep it within its limit. */
+  dropped: number;
 }
 
 
@@ -65,6 +69,8 @@ export interface ThreatServiceDeps {
   scanSlackMs?: number;
   /** Reports read per turn of the event loop (default DEFAULT_DETECT_CHUNK). */
   detectChunk?: number;
+  /** Reports the window holds at most (default DEFAULT_WINDOW_REPORTS, the --threat-window-reports option). */
+  windowReports?: number;
   /** Called after a commit that queued events (the composition nudges the webhook dispatcher). */
   onEventQueued?: () => void;
 }
@@ -76,6 +82,7 @@ export class ThreatService {
   private readonly asnOf: (ip: Ip) => number | null;
   private readonly scanSlackMs: number;
   private readonly detectChunk: number;
+  private readonly windowReports: number;
   private readonly onEventQueued: () => void;
   private readonly stmt;
   private detectStmt: DetectionStatements | null = null;
@@ -93,6 +100,7 @@ export class ThreatService {
     this.thresholds = deps.thresholds;
     this.scanSlackMs = deps.scanSlackMs ?? DEFAULT_SCAN_SLACK_MS;
     this.detectChunk = deps.detectChunk ?? DEFAULT_DETECT_CHUNK;
+    this.windowReports = deps.windowReports ?? DEFAULT_WINDOW_REPORTS;
     this.onEventQueued = deps.onEventQueued ?? (() => {});
     // Only the listing is prepared here: a read-only snapshot store has a `threats` table and nothing to detect
     // in; detection's statements are prepared on its first run.
@@ -109,6 +117,7 @@ export class ThreatService {
    *
    * The reports are read a chunk at a time (detectChunk), with a turn of the event loop between chunks, up to the
    * newest report id when the pass began: reports committed meanwhile have higher ids and are the next pass's.
+   * Whenever the window passes its limit (windowReports), the reports added first leave it (see `dropped`).
    */
   async detect(nowMs: number = this.clock.now()): Promise<DetectSummary> {
     const now = Math.trunc(nowMs);
@@ -119,11 +128,13 @@ export class ThreatService {
     const window = whole ? new ThreatWindow(t) : (this.window as ThreatWindow);
     this.window = null; // until this pass has succeeded: a failed one leaves the next to read everything
     const chunk = this.detectChunk;
-    const take = (rows: readonly ThreatReportRow[]) => {
+    let dropped = 0;
+    const take = async (rows: readonly ThreatReportRow[]) => {
       for (const r of rows) {
         const ip = parseIp(r.ip);
         window.add({ id: r.id, ip, category: r.category as Category, atMs: r.createdAt, asn: this.asnOf(ip) });
       }
+      if (window.size > this.windowReports) dropped += await inTurns(window.forgetOldestInSteps(Math.floor(this.windowReports * WINDOW_CUT_TO), chunk));
     };
     const { throughId, rejected, datedSince, datedAfter } = inReadTransaction(this.store, () => {
       const throughId = stmt.lastId.get()!.id;
@@ -137,7 +148,7 @@ export class ThreatService {
       };
     });
     for (const r of rejected) window.remove(r.id);
-    take(datedSince);
+    await take(datedSince);
     // The whole window in created_at order, or what was stored since the last pass in id order: after the last row
     // of the chunk before.
     let last: ThreatReportRow | null = null;
@@ -145,7 +156,7 @@ export class ThreatService {
       const rows: ThreatReportRow[] = whole
         ? stmt.recent.all(last?.createdAt ?? start, last?.id ?? 0, now, throughId, chunk)
         : stmt.storedSince.all(last?.id ?? this.seenThroughId, throughId, start, now, chunk);
-      take(rows);
+      await take(rows);
       if (rows.length < chunk) break;
       last = rows[rows.length - 1]!;
       await nextTurn();
@@ -166,7 +177,7 @@ export class ThreatService {
     this.seenThroughId = throughId;
     this.datedAfterWindow = datedAfter;
     if (threatIds.length > 0) this.onEventQueued();
-    return { reports: window.size, patterns: patterns.length, detected: threatIds.length, suppressed: patterns.length - threatIds.length, threatIds };
+    return { reports: window.size, patterns: patterns.length, detected: threatIds.length, suppressed: patterns.length - threatIds.length, threatIds, dropped };
   }
 
   /** Threats newest first, and how many there are. */

@@ -46,3 +46,25 @@ test.each([1, 7, 100, 100_000])("step %p: the same window left and the same patt
   // Taken: the next call has no joined group to look at.
   expect(stepped.takePatterns()).toEqual([]);
 });
+
+test.each([1, 7, 100_000])("step %p: forgetOldestInSteps keeps the reports added last, as a window of only those would hold them", (step) => {
+  const cut = windowOf(3_000, 9);
+  const forgot = run(cut.forgetOldestInSteps(1_000, step));
+  expect(forgot.value).toBe(2_000);
+  expect(cut.size).toBe(1_000);
+  if (step <= 100) expect(forgot.yields).toBeGreaterThan(0);
+  // The same reports (same seed), only the last 1,000 added: the groups and so the patterns are the same.
+  const next = rng(9);
+  const last = new ThreatWindow(DEFAULT_THREAT_THRESHOLDS);
+  for (let id = 1; id <= 3_000; id++) {
+    const ip = parseIp(formatIpv4(0xcb007100 + ((next() % 40) << 8) + (next() % 12)));
+    const o = { id, ip, category: CATEGORIES[next() % 3], atMs: T0 + (next() % 90) * MIN, asn: 64500 + (next() % 4) };
+    if (id > 2_000) last.add(o);
+  }
+  const patterns = cut.takePatterns();
+  expect(patterns).toEqual(last.takePatterns());
+  expect(patterns.length).toBeGreaterThan(0);
+  // Within its limit nothing leaves.
+  expect(run(cut.forgetOldestInSteps(1_000, step)).value).toBe(0);
+  expect(cut.size).toBe(1_000);
+});

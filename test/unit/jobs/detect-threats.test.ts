@@ -26,7 +26,7 @@ describe("detect-threats: subnet_burst", () => {
   test("5 addresses of one /24 within 60 minutes: one threat.detected, not again within 24 h, again after 24 h if it recurs", async () => {
     await burst("203.0.113", 1); // 40 minutes from the first report to the fifth
     const first = await f.run("detect-threats");
-    expect(first.lastResult).toEqual({ reports: 5, patterns: 1, detected: 1, suppressed: 0, threatIds: ["1"] });
+    expect(first.lastResult).toEqual({ reports: 5, patterns: 1, detected: 1, suppressed: 0, threatIds: ["1"], dropped: 0 });
     const detectedAt = f.h.clock.now();
 
     const events = await f.delivered();
@@ -42,7 +42,7 @@ describe("detect-threats: subnet_burst", () => {
 
     // The next run has no new report: it looks at no group again and stays quiet.
     f.h.clock.advance(MINUTE);
-    expect((await f.run("detect-threats")).lastResult).toEqual({ reports: 5, patterns: 0, detected: 0, suppressed: 0, threatIds: [] });
+    expect((await f.run("detect-threats")).lastResult).toEqual({ reports: 5, patterns: 0, detected: 0, suppressed: 0, threatIds: [], dropped: 0 });
     // One more report in the subnet: the burst is seen again, and suppressed.
     await f.report("203.0.113.6");
     expect((await f.run("detect-threats")).lastResult).toMatchObject({ reports: 6, patterns: 1, detected: 0, suppressed: 1 });
@@ -208,5 +208,37 @@ describe("detect-threats: a pass in chunks", () => {
     const later = f.h.clock.now();
     expect(await whole(chunked, later)).toEqual({ summary: { reports: 18, patterns: 1 }, turned: true });
     expect(await whole(f.h.services.threats, later)).toEqual({ summary: { reports: 18, patterns: 1 }, turned: false });
+  });
+});
+
+describe("detect-threats: the window's limit", () => {
+  test("over --threat-window-reports, the oldest reports leave the window first: a burst among them is missed, a newer one found", async () => {
+    const limited = await createJobsFixture(1, { threatWindowReports: 10 });
+    try {
+      // A burst (5 addresses of 203.0.113.0/24), then 8 reports in other /24s: 13 reports for a window of 10.
+      for (let i = 1; i <= 5; i++) await limited.report(`203.0.113.${i}`);
+      for (let i = 1; i <= 8; i++) await limited.report(`45.${i}.0.1`);
+      // Past its limit the window is cut to nine tenths of it (9): the burst's first four reports leave.
+      expect((await limited.run("detect-threats")).lastResult).toEqual({ reports: 9, patterns: 0, detected: 0, suppressed: 0, threatIds: [], dropped: 4 });
+      // A second burst: 14 reports, cut to 9 again (the first burst's last report and four others leave).
+      limited.h.clock.advance(MINUTE);
+      for (let i = 1; i <= 5; i++) await limited.report(`198.51.100.${i}`);
+      const second = await limited.run("detect-threats");
+      expect(second.lastResult).toMatchObject({ reports: 9, patterns: 1, detected: 1, dropped: 5 });
+      const listed = (await bodyOf(await limited.h.call("GET", "/v1/threats", { headers: limited.reporters[0].apiKey }))).data;
+      expect(listed.map((t: { cidr: string }) => t.cidr)).toEqual(["198.51.100.0/24"]);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  test("the default holds 500,000 reports, and the option refuses what is not a count of at least 1000", async () => {
+    const { defaultConfig, resolveConfig } = await import("../../../src/config");
+    expect(defaultConfig().threatWindowReports).toBe(500_000);
+    expect(resolveConfig(new Map([["--threat-window-reports", ["20000"]]])).threatWindowReports).toBe(20_000);
+    expect(resolveConfig(new Map(), { ABUSE_INTEL_THREAT_WINDOW_REPORTS: "3000" }).threatWindowReports).toBe(3000);
+    for (const bad of ["999", "1e6", "-5", "lots"]) {
+      expect(() => resolveConfig(new Map([["--threat-window-reports", [bad]]]))).toThrow(/--threat-window-reports must be a whole number of reports from 1000/);
+    }
   });
 });

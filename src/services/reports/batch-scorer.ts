@@ -4,6 +4,7 @@
 // batches are scored on the importing thread instead. One that fails once it has batches fails the import (it
 // rolls back), as its batches went to it whole.
 
+import { startOrderedWorker } from "./ordered-worker";
 import { importWorkerSpecifier } from "./worker-module";
 import { type AddressBatch, batchBuffers, type ScoredAddressBatch, scoreAddressBatch } from "./address-batch-scoring";
 
@@ -22,58 +23,12 @@ export interface ScoringWorker extends BatchScorer {
   whenReady(timeoutMs: number): Promise<boolean>;
 }
 
-
 export function startScoringWorker(): ScoringWorker {
-  let worker: Worker | null = null;
-  let ready = false;
-  let failed = false;
-  const queue: { resolve: (scored: ScoredAddressBatch) => void; reject: (error: Error) => void }[] = [];
-  const readyWaiters: ((ok: boolean) => void)[] = [];
-  const fail = () => {
-    failed = true;
-    ready = false;
-    worker?.terminate();
-    worker = null;
-    for (const waiter of readyWaiters.splice(0)) waiter(false);
-    for (const entry of queue.splice(0)) entry.reject(new Error("the import's scoring worker failed"));
-  };
-  try {
-    worker = new Worker(importWorkerSpecifier("score-worker.ts"));
-    worker.onmessage = (event: MessageEvent<ScoredAddressBatch | "ready">) => {
-      if (event.data === "ready") {
-        ready = true;
-        for (const waiter of readyWaiters.splice(0)) waiter(true);
-        return;
-      }
-      queue.shift()?.resolve(event.data);
-    };
-    worker.onerror = (event) => {
-      event.preventDefault();
-      fail();
-    };
-    // The import does not wait for an idle worker to exit.
-    worker.unref();
-  } catch {
-    fail();
-  }
+  const worker = startOrderedWorker<AddressBatch, ScoredAddressBatch>(importWorkerSpecifier("score-worker.ts"), "the import's scoring worker failed");
   return {
-    whenReady(timeoutMs) {
-      if (ready || failed) return Promise.resolve(ready);
-      return new Promise((resolve) => {
-        readyWaiters.push(resolve);
-        setTimeout(() => resolve(ready), timeoutMs).unref();
-      });
-    },
-    score(batch) {
-      if (!ready || failed || worker === null) return Promise.resolve(scoreAddressBatch(batch));
-      return new Promise((resolve, reject) => {
-        queue.push({ resolve, reject });
-        worker!.postMessage(batch, { transfer: batchBuffers(batch) });
-      });
-    },
-    close() {
-      worker?.postMessage("close");
-      worker = null;
-    },
+    whenReady: (timeoutMs) => worker.whenReady(timeoutMs),
+    // A batch is scored here when the worker is not (or no longer) usable: the batches it had fail the import.
+    score: (batch) => (worker.usable ? worker.request(batch, batchBuffers(batch)) : Promise.resolve(scoreAddressBatch(batch))),
+    close: () => worker.close("close"),
   };
 }

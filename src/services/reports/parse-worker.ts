@@ -27,4 +27,4 @@ self.onmessage = (event: MessageEvent<ParseRequest>) => {
   }
   self.postMessage(reply);
 };
-self.postMessage({ kind: "ready" } satisfies ParseReply);
+self.postMessage("ready");

@@ -218,16 +218,17 @@ export function parseIpv6Into(s: string, out: Uint32Array): string | null {
   // The groups after `::` go to the end, the run between is zeros.
   const after = gap < 0 ? 0 : count - gap;
   const before = gap < 0 ? 8 : gap;
-  for (let k = 0; k < 4; k++) {
-    const hi = 2 * k;
-    const lo = hi + 1;
-    const high = hi < before ? groups[hi] : hi >= 8 - after ? groups[gap + hi - (8 - after)] : 0;
-    const low = lo < before ? groups[lo] : lo >= 8 - after ? groups[gap + lo - (8 - after)] : 0;
-    out[k] = high * 0x10000 + low;
-  }
+  for (let k = 0; k < 4; k++) out[k] = expandedGroup(groups, 2 * k, before, after, gap) * 0x10000 + expandedGroup(groups, 2 * k + 1, before, after, gap);
   return null;
 }
 const PARSED_GROUPS = new Int32Array(8);
+
+/** Group `g` (0-7) of an address whose `groups` were read with `before` of them ahead of `::` (at `gap`) and `after` behind it. */
+function expandedGroup(groups: Int32Array, g: number, before: number, after: number, gap: number): number {
+  if (g < before) return groups[g];
+  if (g >= 8 - after) return groups[gap + g - (8 - after)]; // written after `::`: moved to the end
+  return 0; // the run `::` stands for
+}
 
 /** Why a dotted-quad-looking string is refused, when it is one of the ambiguous forms. */
 function ipv4Reason(s: string): string | null {

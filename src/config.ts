@@ -130,7 +130,7 @@ export const OPTIONS: OptionSpec[] = [
   { key: "followKey", flag: "--follow-key", env: "ABUSE_INTEL_FOLLOW_KEY", help: "an admin's API key on the primary, for --follow", parse: asString },
   { key: "pubkey", flag: "--pubkey", env: "ABUSE_INTEL_PUBKEY", help: "the primary's public key: an edge serves only snapshots it verifies", parse: asString },
   { key: "followEverySeconds", flag: "--every", env: "ABUSE_INTEL_FOLLOW_EVERY", help: "seconds (or 60s, 5m) between an edge's pulls (default 60)", parse: asSeconds },
-  { key: "threatWindowReports", flag: "--threat-window-reports", env: "ABUSE_INTEL_THREAT_WINDOW_REPORTS", help: "reports detect-threats keeps in memory at most, about 360 bytes each (default 500000)", parse: asReportCount },
+  { key: "threatWindowReports", flag: "--threat-window-reports", env: "ABUSE_INTEL_THREAT_WINDOW_REPORTS", help: "reports detect-threats keeps in memory at most, about 160 bytes each (default 500000)", parse: asReportCount },
   { key: "metricsToken", flag: "--metrics-token", env: "ABUSE_INTEL_METRICS_TOKEN", help: "require Authorization: Bearer TOKEN on GET /metrics (default: open)", parse: asString },
 ];
 

@@ -111,11 +111,16 @@ export function detectPatterns(observations: Iterable<ThreatObservation>, thresh
 
 /** An address's subnet as a group key: an IPv4 subnet's number, an IPv6 subnet's CIDR text. */
 export function subnetKeyOf(ip: Ip, thresholds: ThreatThresholds): number | string {
-  return ip.version === 4 ? ip.value >>> (32 - thresholds.ipv4SubnetPrefix) : cidrOf(ip, thresholds.ipv6SubnetPrefix).text;
+  return ip.version === 4 ? ipv4SubnetKeyOf(ip.value, thresholds) : cidrOf(ip, thresholds.ipv6SubnetPrefix).text;
+}
+
+/** subnetKeyOf of the IPv4 address whose number is `value`. */
+export function ipv4SubnetKeyOf(value: number, thresholds: ThreatThresholds): number {
+  return value >>> (32 - thresholds.ipv4SubnetPrefix);
 }
 
 /** A report's campaign as a group key (`AS<n>:<CATEGORY>`), or null when its address has no known ASN. */
-export function campaignKeyOf(o: ThreatObservation): string | null {
+export function campaignKeyOf(o: Pick<ThreatObservation, "asn" | "category">): string | null {
   return o.asn === null ? null : `AS${o.asn}:${o.category}`;
 }
 

@@ -4,8 +4,8 @@
 import { expect, test } from "bun:test";
 import { CATEGORIES } from "../../../src/domain/categories";
 import { formatIpv4, parseIp } from "../../../src/domain/ip";
-import { DEFAULT_THREAT_THRESHOLDS } from "../../../src/domain/threat-patterns";
-import { ThreatWindow } from "../../../src/domain/threat-window";
+import { DEFAULT_THREAT_THRESHOLDS, detectPatterns } from "../../../src/domain/threat-patterns";
+import { ThreatWindow, type WindowObservation } from "../../../src/domain/threat-window";
 import { rng } from "../../support/random";
 
 const T0 = Date.parse("2026-11-21T08:00:00.000Z");
@@ -67,4 +67,28 @@ test.each([1, 7, 100_000])("step %p: forgetOldestInSteps keeps the reports added
   // Within its limit nothing leaves.
   expect(run(cut.forgetOldestInSteps(1_000, step)).value).toBe(0);
   expect(cut.size).toBe(1_000);
+});
+
+test.each([3, 11, 29])("seed %p: after removals and a forgetBefore, the window's patterns are detectPatterns' over the reports left", (seed) => {
+  const next = rng(seed);
+  const w = new ThreatWindow(DEFAULT_THREAT_THRESHOLDS);
+  const all: WindowObservation[] = [];
+  for (let id = 1; id <= 4_000; id++) {
+    const v4 = next() % 5 !== 0;
+    const ip = v4 ? parseIp(formatIpv4(0xcb007100 + ((next() % 40) << 8) + (next() % 12))) : parseIp(`2001:db8:${next() % 6}::${(next() % 30).toString(16)}`);
+    const o = { id, ip, category: CATEGORIES[next() % 3], atMs: T0 + (next() % 90) * MIN, asn: next() % 7 === 0 ? null : 64500 + (next() % 4) };
+    all.push(o);
+    w.add(o);
+  }
+  const removed = new Set<number>();
+  for (let k = 0; k < 600; k++) removed.add(1 + (next() % 4_000));
+  for (const id of removed) w.remove(id);
+  w.forgetBefore(T0 + 25 * MIN);
+  const left = all.filter((o) => !removed.has(o.id) && o.atMs >= T0 + 25 * MIN);
+  expect(w.size).toBe(left.length);
+  const patterns = w.takePatterns();
+  expect(patterns).toEqual(detectPatterns(left, DEFAULT_THREAT_THRESHOLDS));
+  expect(patterns.filter((p) => p.kind === "subnet_burst").length).toBeGreaterThan(0);
+  expect(patterns.filter((p) => p.kind === "category_campaign").length).toBeGreaterThan(0);
+  expect(patterns.some((p) => p.cidr.includes(":"))).toBe(true);
 });

@@ -54,7 +54,8 @@ export function fastRoutes(services: Services) {
   }
 
   return {
-    [REPUTATION_ROUTE]: (request: RouteRequest) => served(REPUTATION_ROUTE, request, performance.now(), request.params.ip, reputationOf),
+    // GET only (Bun answers HEAD with it): a route given as a bare function takes every method.
+    [REPUTATION_ROUTE]: { GET: (request: RouteRequest) => served(REPUTATION_ROUTE, request, performance.now(), request.params.ip, reputationOf) },
     [BULK_ROUTE]: {
       POST: async (request: Request) => {
         const started = performance.now();

@@ -16,6 +16,22 @@ describe("the contract's error body (section 1)", () => {
     expect(await bodyOf(res)).toEqual({ success: false, error: "No such endpoint", code: "not_found" });
   });
 
+  test("another method on a route served ahead of the app (the reputation lookup) is an unknown route, and not counted", async () => {
+    const { addUser } = await import("../support/accounts");
+    const user = await addUser(h, { tier: "free" });
+    for (const method of ["POST", "PUT", "DELETE", "PATCH"]) {
+      const res = await h.call(method, "/v1/ip/1.2.3.4/reputation", { headers: { ...user.apiKey, "content-type": "application/json" }, body: "{bad" });
+      expect(res.status).toBe(404);
+      expect(await bodyOf(res)).toEqual({ success: false, error: "No such endpoint", code: "not_found" });
+      expect(res.headers.get("x-ratelimit-remaining")).toBeNull();
+    }
+    const get = await h.call("GET", "/v1/ip/1.2.3.4/reputation", { headers: user.apiKey });
+    expect(get.status).toBe(200);
+    // The first counted request of the day: the four refused above took nothing from the budget.
+    expect(Number(get.headers.get("x-ratelimit-remaining"))).toBe(Number(get.headers.get("x-ratelimit-limit")) - 1);
+    expect((await h.call("HEAD", "/v1/ip/1.2.3.4/reputation", { headers: user.apiKey })).status).toBe(200);
+  });
+
   test("healthz and readyz answer", async () => {
     expect(await (await h.call("GET", "/healthz")).json()).toEqual({ success: true, status: "ok" });
     const ready = await h.call("GET", "/readyz");

@@ -342,6 +342,24 @@ describe("bulk-report", () => {
     expect((await v1Score("192.0.2.62")).totalReports).toBe(2);
   });
 
+  test("at most 10,000 reports, with or without a header line: one more is 422 and stores nothing", async () => {
+    const send = async (lines: string[]) => {
+      const body = new FormData();
+      body.append("csv", new Blob([lines.join("\n")], { type: "text/csv" }), "report.csv");
+      return fetch(`${base()}/api/v2/bulk-report`, { method: "POST", body, headers: { Key: reporter.key } });
+    };
+    // Rows that are all refused, so an accepted csv stores nothing either and only the count decides.
+    const rows = (n: number) => Array.from({ length: n }, () => "not-an-ip,18,2026-11-20T10:00:00Z,x");
+    for (const header of [[], ["IP,Categories,ReportDate,Comment"]]) {
+      const full = await send([...header, ...rows(10_000)]);
+      expect(full.status).toBe(200);
+      expect(((await full.json()) as { data: { invalidReports: unknown[] } }).data.invalidReports).toHaveLength(10_000);
+      const over = await send([...header, ...rows(10_001)]);
+      expect(over.status).toBe(422);
+      expect(JSON.stringify(await over.json())).toContain("at most 10000 reports");
+    }
+  });
+
   test("without a csv field it is 422 naming csv", async () => {
     const res = await post("/api/v2/bulk-report", new FormData());
     expect(res.status).toBe(422);

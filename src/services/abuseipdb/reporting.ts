@@ -92,11 +92,10 @@ export class AbuseIpdbReporting {
   async bulkReport(principal: Principal, csv: string): Promise<{ savedReports: number; invalidReports: { error: string; input: string; rowNumber: number }[] }> {
     const invalid: { error: string; input: string; rowNumber: number }[] = [];
     const good: { rowNumber: number; input: string; reports: ReportInput[] }[] = [];
-    let lines = 0;
+    let reports = 0;
     let first = true;
     let positions = { ip: 0, categories: 1, date: 2, comment: 3 };
     for (const record of csvRecords(csv)) {
-      if (++lines > BULK_REPORT_MAX_LINES + 1) throw new ParameterError("csv", `The csv may hold at most ${BULK_REPORT_MAX_LINES} reports.`);
       const fields = record.fields;
       if (first) {
         first = false;
@@ -106,6 +105,8 @@ export class AbuseIpdbReporting {
           continue;
         }
       }
+      // Counted after the header: a csv without one may hold as many reports as one with it.
+      if (++reports > BULK_REPORT_MAX_LINES) throw new ParameterError("csv", `The csv may hold at most ${BULK_REPORT_MAX_LINES} reports.`);
       const rowNumber = record.line;
       const raw = fields[positions.ip] ?? "";
       if (record.error !== undefined || fields.length < 3) {
@@ -130,7 +131,7 @@ export class AbuseIpdbReporting {
       const comment = positions.comment >= 0 ? (fields[positions.comment] ?? "") : "";
       good.push({ rowNumber, input: raw, reports: inputsOf(ip, categories, fitComment(comment)) });
     }
-    if (lines === 0) throw new ParameterError("csv", "The csv holds no reports.");
+    if (reports === 0) throw new ParameterError("csv", "The csv holds no reports.");
     // Checked whole before anything is written: a file over the limit changes nothing.
     const outcomes = await Promise.allSettled(good.map((row) => this.deps.reports.submitAll(principal.userId, row.reports, { source: "abuseipdb" })));
     let saved = 0;

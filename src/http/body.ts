@@ -65,7 +65,8 @@ export async function readBody(request: Request, path: string): Promise<unknown>
   return new Request("http://localhost/", { method: "POST", body: bytes, headers: { "content-type": request.headers.get("content-type")! } }).formData();
 }
 
-async function readLimited(request: Request, limit: number): Promise<Uint8Array> {
+/** The body's bytes, at most `limit` of them: a longer body is 413 (payload_too_large), read no further. */
+export async function readLimited(request: Request, limit: number): Promise<Uint8Array> {
   if (!request.body) return new Uint8Array(0);
   // With a declared length (already checked against the limit) the platform reads the body in one go, faster
   // than pulling chunks; a body without one (chunked) is counted as it arrives.

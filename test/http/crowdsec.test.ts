@@ -243,6 +243,29 @@ describe("bouncers added with the CLI's registry", () => {
     expect(res.status).toBe(201);
     expect(registry().list().find((x) => x.name === "metrics")!.lastUsageMetricsAt).not.toBeNull();
   });
+
+  test("usage metrics: a body without a key is not read (403 at once, memory flat); a bouncer's over 64 KiB is 413, not noted", async () => {
+    // 120 MiB streamed, one reused MiB at a time: buffered before the key was looked at, it grew the server by as much.
+    const stream = (mib: number) => {
+      const chunk = new Uint8Array(1 << 20).fill(0x20);
+      let sent = 0;
+      return new ReadableStream<Uint8Array>({ pull: (c) => (sent++ < mib ? c.enqueue(chunk) : c.close()) });
+    };
+    Bun.gc(true);
+    const before = process.memoryUsage().rss;
+    let peak = before;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 5);
+    const stranger = await fetch(url("/v1/usage-metrics"), { method: "POST", body: stream(120), duplex: "half" } as RequestInit);
+    clearInterval(sampler);
+    expect(stranger.status).toBe(403);
+    expect((peak - before) / 2 ** 20).toBeLessThan(32);
+
+    const b = await registry().add({ name: "chatty" });
+    const big = await fetch(url("/v1/usage-metrics"), { method: "POST", headers: { "X-Api-Key": b.key, "content-type": "application/json" }, body: `{"x":"${"a".repeat(70_000)}"}` });
+    expect(big.status).toBe(413);
+    expect(await big.json()).toEqual({ message: "body larger than 64 KiB" });
+    expect(registry().list().find((x) => x.name === "chatty")!.lastUsageMetricsAt).toBeNull();
+  });
 });
 
 describe("GET /v1/decisions", () => {

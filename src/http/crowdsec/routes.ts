@@ -8,6 +8,7 @@ import { tryParseCidr, tryParseIp } from "../../domain/ip";
 import type { Principal } from "../../domain/principal";
 import type { PullOptions } from "../../services/bouncers/bouncers";
 import type { Services } from "../../services/services";
+import { JSON_BODY_LIMIT, readLimited } from "../body";
 import { requestOutcomes } from "../request-outcomes";
 
 export const DECISIONS_STREAM_ROUTE = "/v1/decisions/stream";
@@ -94,11 +95,13 @@ export function crowdsecRoutes(services: Services) {
     },
     [USAGE_METRICS_ROUTE]: {
       POST: async (request: Request) => {
-        // The body (the bouncer's counters) is read and dropped: only that it came is kept, for `bouncer list`.
-        await request.arrayBuffer().catch(() => undefined);
+        // The key first: a stranger's body is not read at all. A bouncer's (its counters) is read up to the
+        // contract's 64 KiB and dropped: only that it came is kept, for `bouncer list`.
+        const principal = principalOf(request);
+        const fits = principal !== null && (await readLimited(request, JSON_BODY_LIMIT).then(() => true, () => false));
         return served(USAGE_METRICS_ROUTE, request, () => {
-          const principal = principalOf(request);
           if (principal === null) return forbidden();
+          if (!fits) return new Response(JSON.stringify({ message: `body larger than ${JSON_BODY_LIMIT / 1024} KiB` }), { status: 413, headers: JSON_HEADERS });
           services.bouncers.noteUsageMetrics(principal);
           return new Response("{}", { status: 201, headers: JSON_HEADERS });
         });

@@ -3,6 +3,7 @@
 
 import type { Database } from "bun:sqlite";
 import type { Store } from "./database";
+import { countReportDeletion } from "./report-deletions";
 
 export interface AddressReportRow {
   id: number;
@@ -66,6 +67,7 @@ export class AddressReports {
       this.sqlite.prepare(`DELETE FROM report_transitions WHERE report_id IN (${marks})`).run(...chunk);
       this.sqlite.prepare(`DELETE FROM reports WHERE id IN (${marks})`).run(...chunk);
     }
+    if (ids.length > 0) countReportDeletion(this.sqlite);
     return ids.length;
   }
 }

@@ -16,6 +16,7 @@ import { abuseConfidence } from "../../domain/scoring";
 import type { DetectedPattern, ThreatKind, ThreatThresholds } from "../../domain/threat-patterns";
 import { DEFAULT_WINDOW_REPORTS, ThreatWindow } from "../../domain/threat-window";
 import { inReadTransaction, inTransaction, type Store } from "../../store/database";
+import { reportDeletions } from "../../store/report-deletions";
 import { inTurns, nextTurn } from "../event-loop-turns";
 import { enqueueEvent } from "../webhooks/outbox";
 
@@ -92,6 +93,8 @@ export class ThreatService {
   private seenThroughId = 0;
   /** Whether a report read by the last pass's time was dated after it (see datedSince below). */
   private datedAfterWindow = true;
+  /** The store's count of report deletions when the window was last complete (see detect). */
+  private deletionsSeen = "";
 
   constructor(deps: ThreatServiceDeps) {
     this.store = deps.store;
@@ -110,9 +113,9 @@ export class ThreatService {
   /**
    * One detection pass at `nowMs`: finds the patterns among recent counting reports and stores and announces
    * each one not already reported within the repeat period. The reports are kept in a ThreatWindow between
-   * passes: the first pass (and one for a time before the last's) reads the whole window, later ones the reports
-   * stored since (or dated since: stored earlier with a later clock), and drop the ones rejected meanwhile. The
-   * reports are read outside the write lock; the repeat check, the row and the event are one transaction, so
+   * passes: the first pass (and one for a time before the last's, or after reports were deleted) reads the whole
+   * window, later ones the reports stored since (or dated since: stored earlier with a later clock), and drop the
+   * ones rejected meanwhile. The reports are read outside the write lock; the repeat check, the row and the event are one transaction, so
    * two passes at once (the server and a CLI run) cannot both announce a pattern.
    *
    * The reports are read a chunk at a time (detectChunk), with a turn of the event loop between chunks, up to the
@@ -124,7 +127,9 @@ export class ThreatService {
     const t = this.thresholds;
     const start = now - t.windowMs - this.scanSlackMs;
     const stmt = (this.detectStmt ??= detectionStatements(this.store.sqlite));
-    const whole = this.window === null || now < this.windowAt;
+    // Reports deleted since the last pass (clear-address) may be in the window: it is read again whole.
+    const deletions = reportDeletions(this.store.sqlite);
+    const whole = this.window === null || now < this.windowAt || deletions !== this.deletionsSeen;
     const window = whole ? new ThreatWindow(t) : (this.window as ThreatWindow);
     this.window = null; // until this pass has succeeded: a failed one leaves the next to read everything
     const chunk = this.detectChunk;
@@ -174,6 +179,7 @@ export class ThreatService {
     }
     this.window = window;
     this.windowAt = now;
+    this.deletionsSeen = deletions;
     this.seenThroughId = throughId;
     this.datedAfterWindow = datedAfter;
     if (threatIds.length > 0) this.onEventQueued();

@@ -136,6 +136,25 @@ describe("detect-threats: category_campaign", () => {
 
 // After its first run the job keeps the window's reports and reads only what was stored (or dated) since.
 describe("detect-threats: the reports kept between runs", () => {
+  test("reports deleted by clear-address leave the window: they make no burst with a new report", async () => {
+    for (let i = 1; i <= 4; i++) {
+      await f.report(`203.0.113.${i}`);
+      f.h.clock.advance(MINUTE);
+    }
+    expect((await f.run("detect-threats")).lastResult).toMatchObject({ reports: 4, patterns: 0 });
+    for (let i = 1; i <= 4; i++) {
+      const res = await f.h.call("DELETE", `/api/v2/clear-address?ipAddress=203.0.113.${i}`, { headers: { key: f.reporters[0].key } });
+      expect((await bodyOf(res)).data.numReportsDeleted).toBe(1);
+    }
+    // One address of the subnet has a report now: no burst (the four deleted ones made one of five).
+    await f.report("203.0.113.5");
+    expect((await f.run("detect-threats")).lastResult).toMatchObject({ reports: 1, patterns: 0, detected: 0 });
+    // A clear-address that deletes nothing changes nothing; a burst of reports that exist still forms.
+    expect((await bodyOf(await f.h.call("DELETE", "/api/v2/clear-address?ipAddress=192.0.2.1", { headers: { key: f.reporters[0].key } }))).data.numReportsDeleted).toBe(0);
+    for (let i = 6; i <= 9; i++) await f.report(`203.0.113.${i}`);
+    expect((await f.run("detect-threats")).lastResult).toMatchObject({ reports: 5, patterns: 1, detected: 1 });
+  });
+
   test("a report rejected after a run leaves the window", async () => {
     await burst("203.0.113", 1, 4, MINUTE);
     expect((await f.run("detect-threats")).lastResult).toMatchObject({ reports: 4, patterns: 0 });

@@ -380,6 +380,28 @@ describe("clear-address", () => {
   });
 });
 
+describe("the /v1 answer cache", () => {
+  // Contract 5.2: a new report makes the next lookup `cached: false`; a v2 call is not a /v1 lookup.
+  const cachedOf = async (ip: string) => ((await (await h.call("GET", `/v1/ip/${ip}/reputation`, { headers: reporter.apiKey })).json()) as { data: { cached: boolean } }).data.cached;
+
+  test("a report through /api/v2/report makes the next /v1 lookup cached: false, as one through /v1 does", async () => {
+    const ip = "198.51.100.109";
+    expect([await cachedOf(ip), await cachedOf(ip)]).toEqual([false, true]);
+    const res = await post("/api/v2/report", form({ ip, categories: "18" }), other.key);
+    expect(res.status).toBe(200);
+    expect(await cachedOf(ip)).toBe(false);
+    expect(await cachedOf(ip)).toBe(true);
+  });
+
+  test("/api/v2/check does not count as a /v1 lookup: the first one after it is still cached: false", async () => {
+    for (const ip of ["198.51.100.111", "192.0.2.211"]) {
+      expect((await get(`/api/v2/check?ipAddress=${ip}`)).status).toBe(200);
+      expect((await get(`/api/v2/check?ipAddress=${ip}`)).status).toBe(200);
+      expect(await cachedOf(ip)).toBe(false);
+    }
+  });
+});
+
 describe("the OpenAPI document", () => {
   test("documents exactly the endpoints served, each with the Key credential; anonymous 401, with a key not", async () => {
     const paths = buildOpenApiDocument().paths as Record<string, Record<string, { security: unknown; "x-access": string }>>;

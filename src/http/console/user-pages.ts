@@ -39,14 +39,13 @@ export function ipPage(c: ConsoleRequest): PageResult {
   const ip = tryParseIp(text);
   if (typeof ip === "string") throw new AppError("bad_request", `"${text}" is not a valid IP address: ${ip}`);
   const d = c.services.reputation.detail(ip);
-  const rep = c.services.reputation.reputation(ip);
   const reports = c.services.config.snapshot === null ? new AddressReports(c.services.store).pageSince(ip.text, 0, 20, 0) : [];
   return {
     title: `IP ${ip.text}`,
     body: html`${form}
 <h2>Reputation</h2>
 <dl id="reputation">
-<dt>Reputation score</dt><dd>${d.reputationScore} (${rep.riskLevel})</dd>
+<dt>Reputation score</dt><dd>${d.reputationScore} (${d.threatLevel.toUpperCase()})</dd>
 <dt>Reports</dt><dd>${d.reports} (${d.verifiedReports} verified)</dd>
 <dt>Categories</dt><dd>${d.categories.join(", ") || "none"}</dd>
 <dt>First seen</dt><dd>${d.firstSeen ?? "never"}</dd>

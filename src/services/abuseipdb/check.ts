@@ -85,7 +85,7 @@ export class AbuseIpdbLookups {
       isPublic: isPublicAddress(ip),
       ipVersion: ip.version,
       isWhitelisted: allowlist.contains(ip),
-      abuseConfidenceScore: confidenceOf(reputation.reputation(ip).reputationScore),
+      abuseConfidenceScore: confidenceOf(reputation.scoreOf(ip)),
       countryCode: geo.countryCode,
     };
     if (verbose) data.countryName = geo.country;

@@ -85,7 +85,7 @@ export class AbuseIpdbReporting {
       throw new ParameterError("timestamp", "The timestamp must be an ISO 8601 date and time with a UTC offset.");
     }
     await this.deps.reports.submitAll(principal.userId, inputsOf(ip, categories, fitComment(params.comment ?? "")), { source: "abuseipdb" });
-    return { ipAddress: ip.text, abuseConfidenceScore: confidenceOf(this.deps.reputation.reputation(ip).reputationScore) };
+    return { ipAddress: ip.text, abuseConfidenceScore: confidenceOf(this.deps.reputation.scoreOf(ip)) };
   }
 
   /** `bulk-report`: every good row reported as by `report`; the others listed with why. */

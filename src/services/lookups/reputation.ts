@@ -82,7 +82,10 @@ export interface RecentRow {
 }
 
 export interface Reputation {
+  /** The 5.2 answer (through the answer cache: it counts as a lookup for the `cached` flag). */
   reputation(ip: Ip): ReputationData;
+  /** The address's reputation score now (100 when unreported), without touching the answer cache. */
+  scoreOf(ip: Ip): number;
   /**
    * The whole body of `GET /v1/ip/{ip}/reputation`, `{"success":true,"data":reputation(ip)}`: UTF-8 bytes from
    * the response cache, or the text of an answer computed now. The bytes are a view good until the next lookup:
@@ -276,6 +279,10 @@ export function createReputation(deps: {
       return (JSON.parse(typeof body === "string" ? body : utf8.decode(body)) as { data: ReputationData }).data;
     },
     reputationBody,
+    scoreOf(ip) {
+      const slot = freshSlot(ip, clock.now());
+      return slot === NOT_FOUND ? 100 : index.score[slot];
+    },
     detail(ip) {
       const slot = freshSlot(ip, clock.now());
       const g = geo.lookup(ip);

@@ -51,7 +51,6 @@ export function planPull(list: DecisionList, cursor: CursorRow | null, startup: 
     }
   }
   while (j < old.length) deleted.push(old[j++]);
-  // Values of IPv6 decisions that left come from the cursor: the list no longer knows them.
   // Values of IPv6 decisions that left come from the cursor (the list no longer knows them); kept in the next
   // cursor too, which is what the answer is rendered from.
   for (const id of deleted) if (isV6DecisionId(id) && v6Values[id] === undefined && cursor.v6Values[id] !== undefined) v6Values[id] = cursor.v6Values[id];

@@ -139,7 +139,12 @@ export class ThreatService {
         const ip = parseIp(r.ip);
         window.add({ id: r.id, ip, category: r.category as Category, atMs: r.createdAt, asn: this.asnOf(ip) });
       }
-      if (window.size > this.windowReports) dropped += await inTurns(window.forgetOldestInSteps(Math.floor(this.windowReports * WINDOW_CUT_TO), chunk));
+      if (window.size <= this.windowReports) return;
+      // Over the limit: first the reports the window has slid past (the pass would forget them at its end), then,
+      // if that was not enough, the oldest: so `dropped` counts only reports that leave before their time.
+      const cutTo = Math.floor(this.windowReports * WINDOW_CUT_TO);
+      await inTurns(window.forgetBeforeInSteps(start, chunk));
+      if (window.size > cutTo) dropped += await inTurns(window.forgetOldestInSteps(cutTo, chunk));
     };
     const { throughId, rejected, datedSince, datedAfter } = inReadTransaction(this.store, () => {
       const throughId = stmt.lastId.get()!.id;

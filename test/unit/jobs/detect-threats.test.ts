@@ -251,6 +251,20 @@ describe("detect-threats: the window's limit", () => {
     }
   });
 
+  test("over the limit, the reports the window slid past go first: none of the new ones leave early", async () => {
+    const limited = await createJobsFixture(1, { threatWindowReports: 10 });
+    try {
+      for (let i = 1; i <= 8; i++) await limited.report(`45.${i}.0.1`);
+      expect((await limited.run("detect-threats")).lastResult).toMatchObject({ reports: 8, dropped: 0 });
+      // 75 minutes on, those eight are past the window (60 minutes and the 10-minute slack); a burst of five comes.
+      limited.h.clock.advance(75 * MINUTE);
+      for (let i = 1; i <= 5; i++) await limited.report(`198.51.100.${i}`);
+      expect((await limited.run("detect-threats")).lastResult).toMatchObject({ reports: 5, patterns: 1, detected: 1, dropped: 0 });
+    } finally {
+      await limited.close();
+    }
+  });
+
   test("the default holds 500,000 reports, and the option refuses what is not a count of at least 1000", async () => {
     const { defaultConfig, resolveConfig } = await import("../../../src/config");
     expect(defaultConfig().threatWindowReports).toBe(500_000);

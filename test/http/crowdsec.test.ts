@@ -145,6 +145,24 @@ describe("the stream with the default filter (any API key)", () => {
     expect(ipOnly.new.length).toBeGreaterThan(0);
   });
 
+  test("a pull that leaves a scope out says nothing of that scope's entries: they are not deleted, and not new again after", async () => {
+    const feeds = h.services.feeds;
+    feeds.importText("scoped", "198.18.7.0/24\n198.18.9.9\n", { category: "HACKING", severity: 4, replace: true });
+    const key = (await addUser(h)).key;
+    const has = (decisions: Decision[], value: string) => decisions.some((d) => d.value === value);
+    const first = await pull(key, "startup=true");
+    expect(has(first.new, "198.18.7.0/24") && has(first.new, "198.18.9.9")).toBe(true);
+    const ipOnly = await pull(key, "scopes=ip");
+    expect(has(ipOnly.deleted, "198.18.7.0/24")).toBe(false);
+    const both = await pull(key);
+    expect(has(both.new, "198.18.7.0/24") || has(both.deleted, "198.18.7.0/24")).toBe(false);
+    // The range leaves the list: a pull of addresses only still says nothing of it; the next of both scopes does.
+    feeds.importText("scoped", "198.18.9.9\n", { category: "HACKING", severity: 4, replace: true });
+    expect(has((await pull(key, "scopes=ip")).deleted, "198.18.7.0/24")).toBe(false);
+    expect(has((await pull(key)).deleted, "198.18.7.0/24")).toBe(true);
+    feeds.remove("scoped");
+  });
+
   test("scenario filters are applied to scenario; other LAPI parameters are accepted", async () => {
     const critical = await pull((await addUser(h)).key, "startup=true&scenarios_containing=critical&origins=crowdsec&community_pull=false&additional_pull=false");
     expect(critical.new.length).toBeGreaterThan(0);

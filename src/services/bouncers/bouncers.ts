@@ -14,7 +14,7 @@ import type { ReputationIndex } from "../../index/reputation-index";
 import type { BouncerRow, BouncerTables, CursorRow } from "../../store/bouncers";
 import type { Allowlist } from "../allowlist/allowlist";
 import { type DecisionFilter, type DecisionList, currentDecisions } from "./decision-list";
-import { decisionJson, planPull, streamPull } from "./decision-stream";
+import { decisionJson, planPull, streamPull, valueOf } from "./decision-stream";
 
 const DEFAULT_FILTER: DecisionFilter = { minimumRisk: "HIGH", categories: null, expandNetworks: false };
 
@@ -62,7 +62,12 @@ export class Bouncers {
     const tables = principal.apiKeyId === null ? null : this.deps.tables;
     const cursor = tables === null ? (this.memory.get(cursorKey) ?? null) : tables.cursor(principal.apiKeyId as number, clientAddress);
     const now = this.deps.clock.now();
-    const plan = planPull(list, cursor, options.startup, now, duration);
+    // Entries of a scope this pull leaves out stay as the bouncer holds them: they did not leave the list.
+    const outOfPull = options.scopes.has("ip") && options.scopes.has("range") ? null : (id: number) => {
+      const held = cursor === null ? null : valueOf(id, cursor.v6Values);
+      return held !== null && !options.scopes.has(held.scope.toLowerCase());
+    };
+    const plan = planPull(list, cursor, options.startup, now, duration, outOfPull);
     return streamPull(plan, now, duration, (id) => this.scenarioOf(id), () => {
       if (tables === null) this.memory.set(cursorKey, plan.next);
       else tables.saveCursor(principal.apiKeyId as number, clientAddress, plan.next);

@@ -17,9 +17,18 @@ export interface PullPlan {
 
 /**
  * `startup` (or no cursor yet): everything listed, in `new`. Otherwise the difference from the cursor: entries
- * that entered go in `new`, entries that left in `deleted`, and entries about to run out in both.
+ * that entered go in `new`, entries that left in `deleted`, and entries about to run out in both. `list` is what
+ * the pull asks about; a held entry for which `outOfPull` is true (of a scope the pull leaves out) is not part of
+ * the difference: kept in the cursor as it was, neither deleted nor refreshed.
  */
-export function planPull(list: DecisionList, cursor: CursorRow | null, startup: boolean, nowMs: number, durationSeconds: number): PullPlan {
+export function planPull(
+  list: DecisionList,
+  cursor: CursorRow | null,
+  startup: boolean,
+  nowMs: number,
+  durationSeconds: number,
+  outOfPull: ((id: number) => boolean) | null = null,
+): PullPlan {
   const now = Math.floor(nowMs / 1000);
   const ids = list.ids;
   const sentAt = new Uint32Array(ids.length);
@@ -32,10 +41,15 @@ export function planPull(list: DecisionList, cursor: CursorRow | null, startup: 
   const added: number[] = [];
   const deleted: number[] = [];
   const old = cursor.ids;
+  const kept: number[] = [];
+  const leftOrKept = (k: number) => {
+    if (outOfPull?.(old[k])) kept.push(k);
+    else deleted.push(old[k]);
+  };
   let j = 0;
   for (let i = 0; i < ids.length; i++) {
     const id = ids[i];
-    while (j < old.length && old[j] < id) deleted.push(old[j++]);
+    while (j < old.length && old[j] < id) leftOrKept(j++);
     if (j < old.length && old[j] === id) {
       const was = cursor.sentAt[j++];
       if (needsRefresh(was, durationSeconds, now)) {
@@ -50,11 +64,31 @@ export function planPull(list: DecisionList, cursor: CursorRow | null, startup: 
       sentAt[i] = now;
     }
   }
-  while (j < old.length) deleted.push(old[j++]);
+  while (j < old.length) leftOrKept(j++);
   // Values of IPv6 decisions that left come from the cursor (the list no longer knows them); kept in the next
   // cursor too, which is what the answer is rendered from.
   for (const id of deleted) if (isV6DecisionId(id) && v6Values[id] === undefined && cursor.v6Values[id] !== undefined) v6Values[id] = cursor.v6Values[id];
-  return { added: Float64Array.from(added), deleted: Float64Array.from(deleted), next: { lastPullAt: nowMs, ids, sentAt, v6Values } };
+  for (const k of kept) if (isV6DecisionId(old[k]) && cursor.v6Values[old[k]] !== undefined) v6Values[old[k]] = cursor.v6Values[old[k]];
+  const next = kept.length === 0 ? { ids, sentAt } : withKept(ids, sentAt, cursor, kept);
+  return { added: Float64Array.from(added), deleted: Float64Array.from(deleted), next: { lastPullAt: nowMs, ...next, v6Values } };
+}
+
+/** The pull's ids and times merged with the cursor's entries at `kept` (both ascending), in id order. */
+function withKept(ids: Float64Array, sentAt: Uint32Array, cursor: CursorRow, kept: number[]): { ids: Float64Array; sentAt: Uint32Array } {
+  const outIds = new Float64Array(ids.length + kept.length);
+  const outSent = new Uint32Array(outIds.length);
+  let i = 0;
+  let k = 0;
+  for (let o = 0; o < outIds.length; o++) {
+    if (k < kept.length && (i >= ids.length || cursor.ids[kept[k]] < ids[i])) {
+      outIds[o] = cursor.ids[kept[k]];
+      outSent[o] = cursor.sentAt[kept[k++]];
+    } else {
+      outIds[o] = ids[i];
+      outSent[o] = sentAt[i++];
+    }
+  }
+  return { ids: outIds, sentAt: outSent };
 }
 
 /** A decision as CrowdSec's LAPI writes it: every field present and non-null. */

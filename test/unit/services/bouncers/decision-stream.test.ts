@@ -33,3 +33,17 @@ test("an entry about to run out is sent again, in deleted and new of the same an
   expect([...plan.deleted]).toEqual([STAY]);
   expect(plan.next.sentAt[0]).toBe(NOW / 1000);
 });
+
+test("held entries out of the pull stay in the cursor with their times, in id order, and are neither deleted nor sent", () => {
+  const [a, b, c, d, e] = [10, 20, 30, 40, 50].map((n) => v4DecisionId(0x0a000000 + n, 32));
+  const held6 = v6DecisionId(words("2001:db8::9"), 128);
+  const old = [a, b, c, d, held6];
+  const cursor = { lastPullAt: NOW, ids: Float64Array.from(old), sentAt: Uint32Array.from([1, 2, 3, 4, 5].map((k) => NOW / 1000 - k)), v6Values: { [held6]: "2001:db8::9" } };
+  const out = new Set([a, d, held6]);
+  const plan = planPull({ ids: Float64Array.from([b, e]), v6: new Map() }, cursor, false, NOW, 3600 * 596, (id) => out.has(id));
+  expect([...plan.added]).toEqual([e]);
+  expect([...plan.deleted]).toEqual([c]);
+  expect([...plan.next.ids]).toEqual([a, b, d, e, held6]);
+  expect([...plan.next.sentAt]).toEqual([NOW / 1000 - 1, NOW / 1000 - 2, NOW / 1000 - 4, NOW / 1000, NOW / 1000 - 5]);
+  expect(plan.next.v6Values).toEqual({ [held6]: "2001:db8::9" });
+});

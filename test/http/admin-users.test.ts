@@ -103,6 +103,22 @@ describe("POST /v1/admin/users", () => {
 });
 
 describe("PATCH /v1/admin/users/{id}", () => {
+  test("a disable or a demotion made while the account's login checks its password holds (contract 3)", async () => {
+    const mallory = await addUser(h, { email: "mallory@example.com" });
+    const eve = await addUser(h, { email: "eve@example.com", role: "admin", tier: "enterprise" });
+    // Each login is in its password check (argon2, on another thread) when the change commits.
+    const malloryLogin = h.services.credentials.login("mallory@example.com", TEST_PASSWORD);
+    h.services.accounts.update(mallory.user.id, { disabled: true });
+    const eveLogin = h.services.credentials.login("eve@example.com", TEST_PASSWORD);
+    h.services.accounts.update(eve.user.id, { role: "user" });
+    await expect(malloryLogin).rejects.toThrow("Invalid email or password");
+    expect((await whoami(mallory.jwt)).status).toBe(401);
+    const { accessToken } = await eveLogin;
+    for (const headers of [{ authorization: `Bearer ${accessToken}` }, eve.jwt]) {
+      expect((await h.call("GET", "/v1/admin/users", { headers })).status).toBe(403);
+    }
+  });
+
   test("changes tier, role, disabled and dailyLimit", async () => {
     const bob = await addUser(h, { email: "bob@example.com" });
     const res = await patchUser(bob.user.id, { tier: "pro", dailyLimit: 7 });

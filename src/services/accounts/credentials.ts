@@ -184,6 +184,11 @@ export class Credentials {
       this.deps.loginThrottle.finish(email, user !== null && !user.disabled);
     }
     if (user === null || user.disabled) throw new AppError("unauthorized", "Invalid email or password");
+    // The password check took a while (argon2): the account is read again, or one disabled or demoted meanwhile
+    // would be put back in the maps as it was before, its older tokens working again. From here to the maps'
+    // update nothing else runs.
+    user = this.deps.accounts.get(user.id);
+    if (user === null || user.disabled) throw new AppError("unauthorized", "Invalid email or password");
     // The store is ahead of the maps when another process made or changed the account: the token signed now
     // must work on the next request.
     this.principalsByUser.set(user.id, principalOf(user, "jwt", null));

@@ -58,6 +58,10 @@ export class StaticKeyCredentials extends Credentials {
     return null;
   }
 
+  override byConsoleJwt(): Principal | null {
+    return null;
+  }
+
   override byBearer(value: string): Principal | null {
     return this.byApiKey(value);
   }

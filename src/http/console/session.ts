@@ -1,12 +1,14 @@
 // The console's session (contract section 15): the access token of a sign-in in a cookie (HttpOnly,
-// SameSite=Strict, Secure over TLS or behind a proxy that says so), expiring with it; sign-out ends it at once
-// (the token is refused until it would have expired). Cross-site requests: a state-changing form must come from
+// SameSite=Strict, Secure over TLS or behind a proxy that says so), expiring with it; a console token, which the
+// API refuses (and the console refuses API tokens). Sign-out ends it at once and for good: the token is refused
+// until it would have expired, after a restart too. Cross-site requests: a state-changing form must come from
 // this origin (Origin / Sec-Fetch-Site) and carry the session's token (an HMAC of the session), so a page
 // elsewhere can neither post with the cookie nor forge the field.
 
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Principal } from "../../domain/principal";
 import type { Services } from "../../services/services";
+import { endedConsoleSessions, recordConsoleSessionEnd } from "../../store/console-session-ends";
 
 export const SESSION_COOKIE = "abuse_intel_session";
 
@@ -17,17 +19,22 @@ export interface Session {
 }
 
 export class ConsoleSessions {
-  /** Signed-out tokens until they would expire (ms): sign-out ends a session at once. */
-  private readonly ended = new Map<string, number>();
+  /** Signed-out sessions by their token's SHA-256, until the token would expire (ms); kept in the store too. */
+  private readonly ended: Map<string, number>;
   private readonly csrfKey = randomBytes(32);
 
-  constructor(private readonly services: Services) {}
+  constructor(private readonly services: Services) {
+    this.ended = endedConsoleSessions(services.store, services.clock.now());
+  }
 
-  /** The session of a request's cookie, or null (none, expired, signed out, account disabled). */
+  /**
+   * The session of a request's cookie, or null (none, expired, signed out, account disabled). Only a console
+   * token is one (an API token in the cookie is not, nor is a console token accepted by the API).
+   */
   of(request: Request): Session | null {
     const token = cookieOf(request, SESSION_COOKIE);
-    if (token === null || this.ended.has(token)) return null;
-    const principal = this.services.credentials.byJwt(token);
+    if (token === null || this.ended.has(hashOf(token))) return null;
+    const principal = this.services.credentials.byConsoleJwt(token);
     if (principal === null) return null;
     return { token, principal, csrf: this.csrfOf(token) };
   }
@@ -45,10 +52,13 @@ export class ConsoleSessions {
     return a.length === b.length && timingSafeEqual(a, b);
   }
 
+  /** Ends a session at once, and for good: after a restart too (recorded in the store). */
   end(token: string, expiresAtMs: number): void {
     const now = this.services.clock.now();
-    for (const [t, at] of this.ended) if (at <= now) this.ended.delete(t);
-    this.ended.set(token, expiresAtMs);
+    const hash = hashOf(token);
+    recordConsoleSessionEnd(this.services.store, hash, expiresAtMs, now);
+    for (const [h, at] of this.ended) if (at <= now) this.ended.delete(h);
+    this.ended.set(hash, expiresAtMs);
   }
 
   /** The Set-Cookie of a new session, or of its end (`token` null). */
@@ -57,6 +67,10 @@ export class ConsoleSessions {
     if (token === null) return `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0${secure}`;
     return `${SESSION_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${Math.max(1, Math.floor(maxAgeSeconds))}${secure}`;
   }
+}
+
+function hashOf(token: string): string {
+  return createHash("sha256").update(token).digest("hex");
 }
 
 /** Over TLS, or behind a proxy that says so (X-Forwarded-Proto: https). */

@@ -239,7 +239,12 @@ export function parseLogin(raw: unknown): { email: string; password: string } {
   if (typeof body.password !== "string" || body.password === "") check.fail("password", "is required and must be a string");
   check.done();
   // An email that is not one cannot have an account: it fails like a wrong password, not with a 400.
-  return { email: (body.email as string).trim().toLowerCase(), password: body.password as string };
+  return { email: loginEmail(body.email as string), password: body.password as string };
+}
+
+/** An email as a login gives it, in the stored form's case and without surrounding space (the API and the console). */
+export function loginEmail(raw: string): string {
+  return raw.trim().toLowerCase();
 }
 
 // ---- the first administrator ----

@@ -47,9 +47,16 @@ interface KeyEntry {
   touchedAt: number;
 }
 
+/**
+ * Who a token is for: the API (no `aud` claim) or the web console's session cookie (`aud: "console"`). Neither is
+ * accepted for the other, so a console session's token cannot be used on the API (to mint a key, say).
+ */
+export type TokenAudience = "api" | "console";
+
 interface VerifiedToken {
   userId: number;
   expiresAtMs: number;
+  audience: TokenAudience;
 }
 
 export interface CredentialsDeps {
@@ -139,15 +146,24 @@ export class Credentials {
 
   /** The principal of a user JWT, or null when it is tampered with, expired, or its account unknown or disabled. */
   byJwt(token: string): Principal | null {
+    return this.byToken(token, "api");
+  }
+
+  /** The principal of a console session's token (see TokenAudience), under the same checks as byJwt. */
+  byConsoleJwt(token: string): Principal | null {
+    return this.byToken(token, "console");
+  }
+
+  private byToken(token: string, audience: TokenAudience): Principal | null {
     const known = this.tokens.get(token);
     if (known !== undefined) {
       if (known.expiresAtMs <= this.deps.clock.now()) {
         this.tokens.delete(token);
         return null;
       }
-      return this.principalOfUser(known.userId);
+      return known.audience === audience ? this.principalOfUser(known.userId) : null;
     }
-    return this.verifyJwt(token);
+    return this.verifyJwt(token, audience);
   }
 
   private principalOfUser(userId: number): Principal | null {
@@ -161,11 +177,13 @@ export class Credentials {
     return looksLikeJwt(value) ? this.byJwt(value) : this.byApiKey(value);
   }
 
-  async issueToken(user: Pick<User, "id" | "role">): Promise<AccessToken> {
+  async issueToken(user: Pick<User, "id" | "role">, audience: TokenAudience = "api"): Promise<AccessToken> {
     const nowSeconds = Math.floor(this.deps.clock.now() / 1000);
     const expiresIn = Math.max(1, Math.floor(this.ttlSeconds));
     const exp = nowSeconds + expiresIn;
-    const accessToken = await this.signer.sign({ sub: String(user.id), role: user.role, exp });
+    const claims = { sub: String(user.id), role: user.role, exp };
+    // A console token names its session (jti), so two sign-ins within a second are two sessions that end apart.
+    const accessToken = await this.signer.sign(audience === "console" ? { ...claims, aud: "console", jti: randomBytes(12).toString("base64url") } : claims);
     return { accessToken, tokenType: "Bearer", expiresIn, expiresAt: exp * 1000 };
   }
 
@@ -173,7 +191,7 @@ export class Credentials {
    * Checks an email and password under the lockout and issues a token. Wrong email or wrong password: the
    * same 401, and so does a disabled account (whatever the password).
    */
-  async login(email: string, password: string): Promise<AccessToken & { user: User }> {
+  async login(email: string, password: string, audience: TokenAudience = "api"): Promise<AccessToken & { user: User }> {
     this.deps.loginThrottle.begin(email);
     let user: User | null = null;
     try {
@@ -192,19 +210,21 @@ export class Credentials {
     // The store is ahead of the maps when another process made or changed the account: the token signed now
     // must work on the next request.
     this.principalsByUser.set(user.id, principalOf(user, "jwt", null));
-    return { ...(await this.issueToken(user)), user };
+    return { ...(await this.issueToken(user, audience)), user };
   }
 
-  private verifyJwt(token: string): Principal | null {
+  private verifyJwt(token: string, audience: TokenAudience): Principal | null {
     const payload = verifyHs256(token, this.jwtSecret, Math.floor(this.deps.clock.now() / 1000));
     if (payload === null) return null;
-    const { sub, exp } = payload;
+    const { sub, exp, aud } = payload;
     // Tokens without an expiry are never accepted, even correctly signed ones.
     if (typeof sub !== "string" || !/^[1-9]\d{0,15}$/.test(sub) || typeof exp !== "number") return null;
+    const tokenAudience: TokenAudience | null = aud === undefined ? "api" : aud === "console" ? "console" : null;
+    if (tokenAudience === null) return null;
     const userId = Number(sub);
     if (this.tokens.size >= TOKEN_CACHE_MAX) this.tokens.clear();
-    this.tokens.set(token, { userId, expiresAtMs: exp * 1000 });
-    return this.principalOfUser(userId);
+    this.tokens.set(token, { userId, expiresAtMs: exp * 1000, audience: tokenAudience });
+    return tokenAudience === audience ? this.principalOfUser(userId) : null;
   }
 }
 
@@ -226,8 +246,12 @@ export function verifyHs256(token: string, secret: Uint8Array, nowSeconds: numbe
   const header = jsonObjectOf(token.slice(0, firstDot));
   if (header === null || header.alg !== "HS256" || header.crit !== undefined) return null;
   const expected = createHmac("sha256", secret).update(token.slice(0, secondDot)).digest();
-  const given = Buffer.from(token.slice(secondDot + 1), "base64url");
+  const signature = token.slice(secondDot + 1);
+  const given = Buffer.from(signature, "base64url");
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+  // One spelling per signature: the last character's unused bits would give each token four (a signed-out
+  // session's token, say, accepted again under another).
+  if (given.toString("base64url") !== signature) return null;
   const claims = jsonObjectOf(token.slice(firstDot + 1, secondDot));
   if (claims === null) return null;
   const { iat, nbf, exp } = claims;

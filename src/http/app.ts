@@ -2,11 +2,11 @@
 // bodies through one parser that enforces the contract's media types and size limits.
 
 import { snapshotRoutes } from "./routes/snapshots";
-import { authPlugin } from "./auth";
+import { authenticate, authPlugin } from "./auth";
 import { Elysia } from "elysia";
 import type { Services } from "../services/services";
 import { errorResponse, toAppError } from "./errors";
-import { readBody } from "./body";
+import { bodyRuleFor, readBody } from "./body";
 import { healthRoutes } from "./routes/health";
 import { lookupRoutes } from "./routes/lookups";
 import { blocklistRoutes } from "./routes/blocklist";
@@ -31,7 +31,12 @@ export function createApp(services: Services) {
     .use(requestMetrics(services))
     // A snapshot server refuses writes (503 read_only) before anything else looks at the request.
     .use(readOnlyGuard(services))
-    .onParse({ as: "global" }, ({ request, path }) => readBody(request, path))
+    .onParse({ as: "global" }, ({ request, path }) => {
+      // A route taking a large body checks the credential first: nobody else makes the server read 64 MiB.
+      const readFor = bodyRuleFor(path).readFor;
+      if (readFor !== undefined) authenticate(services, request, readFor);
+      return readBody(request, path);
+    })
     // Counted and logged by requestMetrics' own error hook (request-outcomes.ts); this one only answers.
     .onError({ as: "global" }, ({ code, error }) => errorResponse(toAppError(code, error)))
     .use(healthRoutes(services))

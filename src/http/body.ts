@@ -4,6 +4,7 @@
 
 import { scanBulkBody } from "../domain/bulk-inputs";
 import { AppError } from "../domain/errors";
+import type { AuthLevel } from "../domain/principal";
 
 export const JSON_BODY_LIMIT = 64 * 1024;
 
@@ -11,6 +12,8 @@ export interface BodyRule {
   /** Accepted media types (lowercase, without parameters). */
   types: string[];
   limit: number;
+  /** For a large body: the credential checked before any of it is read (see app.ts). */
+  readFor?: AuthLevel;
   /** A faster reader for the route's usual JSON body: its value, or null to leave the body to JSON.parse. */
   scanJson?: (bytes: Uint8Array) => unknown;
 }
@@ -25,7 +28,8 @@ const SCANNED_JSON_RULES = new Map<string, BodyRule>([
 
 /** Routes whose body is not JSON, by path prefix. */
 const SPECIAL_RULES: { prefix: string; rule: BodyRule }[] = [
-  { prefix: "/v1/admin/feeds/", rule: { types: ["text/plain"], limit: 64 * 1024 * 1024 } },
+  // A feed's list, up to 64 MiB: read only for an administrator.
+  { prefix: "/v1/admin/feeds/", rule: { types: ["text/plain"], limit: 64 * 1024 * 1024, readFor: "admin" } },
   {
     prefix: "/api/v2/",
     rule: { types: ["application/json", "application/x-www-form-urlencoded", "multipart/form-data"], limit: 8 * 1024 * 1024 },

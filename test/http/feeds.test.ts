@@ -32,6 +32,26 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 describe("one-off imports (POST /v1/admin/feeds/{name})", () => {
+  test("a list from anyone but an administrator is refused before its body is read", async () => {
+    // 48 MiB offered slowly: read before the credential was looked at, it was all uploaded before the 401.
+    const offered = (pulled: { mib: number }) =>
+      new ReadableStream<Uint8Array>({
+        async pull(c) {
+          if (pulled.mib >= 48) return c.close();
+          await Bun.sleep(10);
+          pulled.mib++;
+          c.enqueue(new Uint8Array(1 << 20).fill(0x31));
+        },
+      });
+    for (const [headers, status] of [[{}, 401], [user.apiKey, 401], [user.jwt, 403]] as const) {
+      const pulled = { mib: 0 };
+      const res = await fetch(`${h.url}/v1/admin/feeds/big?category=SSH`, { method: "POST", headers: { ...headers, "content-type": "text/plain" }, body: offered(pulled), duplex: "half" } as RequestInit);
+      expect(res.status).toBe(status);
+      expect(pulled.mib).toBeLessThan(8);
+    }
+    expect((await h.call("GET", "/v1/admin/feeds/big", { headers: admin.jwt })).status).toBe(404);
+  });
+
   test("Spamhaus DROP and DROPv6: networks counted, listed with their source, scored like a verified report", async () => {
     const res = await importList("spamhaus-drop", fixture("drop.txt") + fixture("dropv6.txt"), "category=SPAM&severity=4");
     expect(res.status).toBe(200);

@@ -1,12 +1,14 @@
 // GET /v1/snapshots/latest (contract section 16): the primary's newest snapshot for its edges, to an admin's API
 // key (or token). A strong ETag (the content hash), so an unchanged snapshot costs one 304; a range-capable body,
-// so a broken download resumes. Not counted against the daily budget (an edge pulls every minute).
+// so a broken download resumes. Counted against the daily budget like every /v1 request (contract 4): an edge
+// pulling every minute makes 1,440 a day, so its key's account wants a budget above that (the first administrator
+// is enterprise: unlimited).
 
 import { Elysia } from "elysia";
 import { AppError } from "../../domain/errors";
 import type { Services } from "../../services/services";
 import { LatestSnapshots } from "../../services/snapshots/latest";
-import { authenticate } from "../auth";
+import { authenticate, countRequest } from "../auth";
 
 /** One `bytes=a-b`, `bytes=a-` or `bytes=-n` range of a `size`-byte body, or null when it is none of those. */
 export function parseRange(header: string, size: number): { start: number; end: number } | null {
@@ -26,12 +28,15 @@ export function parseRange(header: string, size: number): { start: number; end: 
 
 export function snapshotRoutes(services: Services) {
   const snapshots = new LatestSnapshots(services.config.dataDir);
-  const answer = (request: Request, withBody: boolean): Response => {
+  /** `counted` (Elysia's `set.headers`) gets the rate-limit headers, which Elysia also puts on an error answer. */
+  const answer = (request: Request, withBody: boolean, counted: Record<string, string | number>): Response => {
     const principal = authenticate(services, request, "key");
     if (principal.role !== "admin") throw new AppError("forbidden", "The latest snapshot is for administrators' keys (an edge's --follow-key)");
+    countRequest(services, principal, counted);
     const latest = services.config.snapshot === null ? snapshots.latest() : null;
     if (latest === null) throw new AppError("not_found", "No snapshot yet: the snapshot job writes one (see GET /v1/admin/jobs), signed with serve --sign-key");
     const headers: Record<string, string> = {
+      ...Object.fromEntries(Object.entries(counted).map(([name, value]) => [name, String(value)])),
       etag: latest.etag,
       "accept-ranges": "bytes",
       "content-type": "application/vnd.sqlite3",
@@ -53,6 +58,6 @@ export function snapshotRoutes(services: Services) {
     return new Response(withBody ? file : null, { status: 200, headers });
   };
   return new Elysia()
-    .get("/v1/snapshots/latest", ({ request }) => answer(request, true))
-    .head("/v1/snapshots/latest", ({ request }) => answer(request, false));
+    .get("/v1/snapshots/latest", ({ request, set }) => answer(request, true, set.headers as Record<string, string | number>))
+    .head("/v1/snapshots/latest", ({ request, set }) => answer(request, false, set.headers as Record<string, string | number>));
 }

@@ -11,7 +11,7 @@ import { checkBackup, restoreBackup, writeBackup } from "../store/backup";
 import { databasePath, openStore } from "../store/database";
 import { flag, parseArgs } from "./args";
 import { DATA_DIR_HELP, type Command } from "./command";
-import { runningServerPid } from "./serve";
+import { runningServerPid } from "./data-dir-lock";
 
 /** The data directory's files a backup carries besides the database. */
 const SECRET_FILES = [JWT_SECRET_FILE];

@@ -1,8 +1,7 @@
 // `abuse-intel serve`: the composition root of the server: config → store → services → HTTP and jobs.
 
 import { serveEdge } from "./edge";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync } from "node:fs";
 import { OPTIONS, resolveConfig } from "../config";
 import { systemClock } from "../domain/clock";
 import { AppError } from "../domain/errors";
@@ -16,27 +15,11 @@ import { ensureInitialAdmin } from "../services/accounts/accounts";
 import { createApp } from "../http/app";
 import { listen } from "../http/server";
 import { parseArgs } from "./args";
+import { claimDataDir, releaseDataDir } from "./data-dir-lock";
 import type { Command } from "./command";
 
 const SERVE_FLAGS = OPTIONS.filter((o) => !o.boolean).map((o) => o.flag).concat("--schedule");
 const SERVE_SWITCHES = OPTIONS.filter((o) => o.boolean).map((o) => o.flag);
-
-/** The file a server writes its pid to while it serves a data directory (restore refuses while it lives). */
-export const SERVER_PID_FILE = "serve.pid";
-
-/** The pid of a server running on `dataDir`, or null (no pid file, or its process is gone). */
-export function runningServerPid(dataDir: string): number | null {
-  const path = join(dataDir, SERVER_PID_FILE);
-  if (!existsSync(path)) return null;
-  const pid = Number(readFileSync(path, "utf8").trim());
-  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return null;
-  try {
-    process.kill(pid, 0);
-    return pid;
-  } catch {
-    return null;
-  }
-}
 
 export const serveCommand: Command = {
   name: "serve",
@@ -59,17 +42,36 @@ export const serveCommand: Command = {
     if (config.snapshot !== null) {
       services = await createSnapshotServices({ config, clock: systemClock });
     } else {
-      const store = openStore(config.dataDir, { sync: config.syncMode, busyTimeoutMs: SERVER_BUSY_TIMEOUT_MS });
-      services = await createServices({ config, clock: systemClock, store, indexFile: indexFilePath(config.dataDir) });
-      await ensureInitialAdmin(services, config);
+      try {
+        mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+        claimDataDir(config.dataDir);
+      } catch (error) {
+        if (error instanceof AppError) throw error;
+        throw new AppError("bad_request", `cannot use the data directory ${config.dataDir}: ${(error as Error).message}`);
+      }
+      try {
+        const store = openStore(config.dataDir, { sync: config.syncMode, busyTimeoutMs: SERVER_BUSY_TIMEOUT_MS });
+        services = await createServices({ config, clock: systemClock, store, indexFile: indexFilePath(config.dataDir) });
+        await ensureInitialAdmin(services, config);
+      } catch (error) {
+        releaseDataDir(config.dataDir);
+        throw error;
+      }
       // What building or reading the index left behind (rows, parsed addresses, read buffers) goes now, not at
       // some later collection: the resident size after start is what the host has to plan for.
       Bun.gc(true);
-      writeFileSync(join(config.dataDir, SERVER_PID_FILE), `${process.pid}\n`, { mode: 0o600 });
     }
     const store = services.store;
     const app = createApp(services);
-    const server = listen(services, app, { hostname: config.host, port: config.port });
+    let server: ReturnType<typeof listen>;
+    try {
+      server = listen(services, app, { hostname: config.host, port: config.port });
+    } catch (error) {
+      await services.stop();
+      store.close();
+      if (config.snapshot === null) releaseDataDir(config.dataDir);
+      throw new AppError("bad_request", `cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`);
+    }
     // Checkpoints off the event loop: a commit never waits for the log to be copied into the database. Started
     // once the server listens (a worker takes tens of milliseconds to start); until then commits checkpoint as before.
     const checkpointer: Promise<WalCheckpointer | null> =
@@ -87,7 +89,7 @@ export const serveCommand: Command = {
         await services.stop();
         await (await checkpointer)?.stop();
         store.close();
-        if (config.snapshot === null) rmSync(join(config.dataDir, SERVER_PID_FILE), { force: true });
+        if (config.snapshot === null) releaseDataDir(config.dataDir);
         resolve();
       };
       process.once("SIGINT", shutdown);

@@ -102,6 +102,14 @@ export class SnapshotFollower {
         this.state.lastError = null;
         return "unchanged";
       }
+      if (res.status === 416 && resumeFrom > 0) {
+        // The partial no longer fits the snapshot: it is already whole (a pull stopped while verifying it) or of
+        // another one. Kept, every later pull would be refused the same way: dropped, and the whole file asked for.
+        await res.arrayBuffer();
+        rmSync(partial, { force: true });
+        rmSync(partialTag, { force: true });
+        return await this.pullOnce();
+      }
       if (res.status !== 200 && res.status !== 206) throw new Error(`the primary answered ${res.status} ${(await res.text()).slice(0, 200)}`);
       const etag = res.headers.get("etag") ?? "";
       if (res.status === 200) {

@@ -128,7 +128,7 @@ export const OPTIONS: OptionSpec[] = [
   { key: "signKey", flag: "--sign-key", env: "ABUSE_INTEL_SIGN_KEY", help: "sign the snapshots the snapshot job makes with this private key (snapshot keygen)", parse: asString },
   { key: "follow", flag: "--follow", env: "ABUSE_INTEL_FOLLOW", help: "run as a read-only edge following the primary at this URL", parse: asUrl },
   { key: "followKey", flag: "--follow-key", env: "ABUSE_INTEL_FOLLOW_KEY", help: "an admin's API key on the primary, for --follow", parse: asString },
-  { key: "pubkey", flag: "--pubkey", env: "ABUSE_INTEL_PUBKEY", help: "the primary's public key: an edge serves only snapshots it verifies", parse: asString },
+  { key: "pubkey", flag: "--pubkey", env: "ABUSE_INTEL_PUBKEY", help: "the primary's public key: an edge, or serve --snapshot, serves only snapshots signed with it", parse: asString },
   { key: "followEverySeconds", flag: "--every", env: "ABUSE_INTEL_FOLLOW_EVERY", help: "seconds (or 60s, 5m) between an edge's pulls (default 60)", parse: asSeconds },
   { key: "threatWindowReports", flag: "--threat-window-reports", env: "ABUSE_INTEL_THREAT_WINDOW_REPORTS", help: "reports detect-threats keeps in memory at most, about 160 bytes each (default 500000)", parse: asReportCount },
   { key: "metricsToken", flag: "--metrics-token", env: "ABUSE_INTEL_METRICS_TOKEN", help: "require Authorization: Bearer TOKEN on GET /metrics (default: open)", parse: asString },

@@ -16,6 +16,7 @@ import { createApp } from "../http/app";
 import { listen } from "../http/server";
 import { parseArgs } from "./args";
 import { claimDataDir, releaseDataDir } from "./data-dir-lock";
+import { verifySnapshot } from "../services/snapshots/export";
 import type { Command } from "./command";
 
 const SERVE_FLAGS = OPTIONS.filter((o) => !o.boolean).map((o) => o.flag).concat("--schedule");
@@ -40,6 +41,10 @@ export const serveCommand: Command = {
     // --snapshot FILE: the read-only composition over a snapshot; the data directory is not touched.
     let services: Services;
     if (config.snapshot !== null) {
+      // Checked whole before anything of it is served, as an edge checks what it pulls (about a second per million
+      // addresses): a damaged file, or with --pubkey one that key did not sign, is refused.
+      const check = verifySnapshotFile(config.snapshot, config.pubkey);
+      if (check !== null) throw new AppError("bad_request", `${config.snapshot} is not served: ${check}`);
       services = await createSnapshotServices({ config, clock: systemClock });
     } else {
       try {
@@ -109,3 +114,14 @@ export const serveCommand: Command = {
     return 0;
   },
 };
+
+/** Why the snapshot `file` must not be served (damaged, or not signed by the key at `pubkeyPath`), or null. */
+function verifySnapshotFile(file: string, pubkeyPath: string | null): string | null {
+  let result: ReturnType<typeof verifySnapshot>;
+  try {
+    result = verifySnapshot(file, pubkeyPath ?? undefined);
+  } catch (error) {
+    return (error as Error).message;
+  }
+  return result.ok ? null : result.problems.join("; ");
+}

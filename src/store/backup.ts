@@ -1,11 +1,15 @@
 // Backups of a data directory (contract section 16): one SQLite file holding a consistent copy of the whole
 // database, made while the server runs and takes writes (`VACUUM INTO` reads in one transaction, so the copy is
 // one moment of the WAL database), with the data directory's secrets (the JWT secret) in a table of its own.
-// Restoring checks the file first (header and size, integrity_check, the schema's migrations) and changes
-// nothing when it refuses.
+// Restoring checks the file first (header and size, its checksum, integrity_check, the schema's migrations) and
+// changes nothing when it refuses.
+//
+// The checksum: the first 8 bytes of the SHA-256 of the whole file, written into two header fields nothing else
+// uses (user_version, application_id) and left out of the sum with the two counters that writing them moves. A
+// bit flipped inside a row passes SQLite's integrity_check (an argon2 hash, a score); it does not pass this.
 
 import { Database } from "bun:sqlite";
-import { chmodSync, closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, fsyncSync, openSync, readSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { fileProblem, integrityProblems, missingTables } from "./database-checks";
@@ -43,6 +47,7 @@ export function writeBackup(store: Store, out: string, files: readonly BackupFil
     } finally {
       db.close();
     }
+    stampChecksum(temporary);
     fsyncFile(temporary);
     renameSync(temporary, out);
   } finally {
@@ -68,6 +73,11 @@ export function checkBackup(path: string): BackupCheck {
   const problem = fileProblem(path);
   if (problem !== null) {
     result.problems.push(`${path} is damaged: ${problem}`);
+    return result;
+  }
+  const recorded = recordedChecksum(path);
+  if (recorded !== null && !sameChecksum(recorded, checksumOf(path))) {
+    result.problems.push(`${path} is damaged: its content does not match the checksum written when it was made`);
     return result;
   }
   let db: Database | null = null;
@@ -122,6 +132,7 @@ export function restoreBackup(backupPath: string, databasePath: string, stamp: s
   const db = new Database(temporary, { readwrite: true });
   try {
     db.exec(`DROP TABLE ${FILES_TABLE}`);
+    db.exec("PRAGMA user_version = 0; PRAGMA application_id = 0");
   } finally {
     db.close();
   }
@@ -135,4 +146,57 @@ export function restoreBackup(backupPath: string, databasePath: string, stamp: s
   }
   renameSync(temporary, databasePath);
   return kept;
+}
+
+// ---- the checksum ----
+
+/** Header fields left out of the sum (offsets): change counter, user_version, application_id, version-valid-for, SQLite version. */
+const UNSUMMED_FIELDS = [24, 60, 68, 92, 96];
+
+/** The checksum of the file at `path`: two int32 (the first 8 bytes of its SHA-256, the unsummed fields as zeros). */
+export function checksumOf(path: string): [number, number] {
+  const hasher = new Bun.CryptoHasher("sha256");
+  const chunk = Buffer.alloc(1 << 20);
+  const fd = openSync(path, "r");
+  try {
+    for (let position = 0; ; ) {
+      const n = readSync(fd, chunk, 0, chunk.length, position);
+      if (n === 0) break;
+      if (position === 0) for (const at of UNSUMMED_FIELDS) if (at + 4 <= n) chunk.fill(0, at, at + 4);
+      hasher.update(chunk.subarray(0, n));
+      position += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  const digest = hasher.digest() as Buffer;
+  return [digest.readInt32BE(0), digest.readInt32BE(4)];
+}
+
+/** Writes the file's checksum into its header (the fields it leaves out). */
+export function stampChecksum(path: string): void {
+  const [high, low] = checksumOf(path);
+  const db = new Database(path, { readwrite: true });
+  try {
+    db.exec(`PRAGMA user_version = ${high}; PRAGMA application_id = ${low}`);
+  } finally {
+    db.close();
+  }
+}
+
+/** The checksum written in the file's header, or null when it has none (a backup made before there was one). */
+function recordedChecksum(path: string): [number, number] | null {
+  const header = Buffer.alloc(100);
+  const fd = openSync(path, "r");
+  try {
+    readSync(fd, header, 0, 100, 0);
+  } finally {
+    closeSync(fd);
+  }
+  const recorded: [number, number] = [header.readInt32BE(60), header.readInt32BE(68)];
+  return recorded[0] === 0 && recorded[1] === 0 ? null : recorded;
+}
+
+function sameChecksum(a: [number, number], b: [number, number]): boolean {
+  return a[0] === b[0] && a[1] === b[1];
 }

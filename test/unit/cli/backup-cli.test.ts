@@ -1,7 +1,8 @@
 // `abuse-intel backup` and `restore` (contract section 16), each the real CLI in its own process: a backup taken
 // while reports keep arriving restores into a new data directory whose server has every report acknowledged
 // before the backup began and the same accounts (login works); a truncated, bit-flipped or newer backup is
-// refused and nothing changes; a running server blocks a restore.
+// refused and nothing changes (a bit flipped inside a row too: the backup's checksum); a running server blocks a
+// restore.
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
@@ -9,6 +10,7 @@ import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { stampChecksum } from "../../../src/store/backup";
 import { addUser, TEST_PASSWORD, type TestUser } from "../../support/accounts";
 import { createHarness, type Harness } from "../../support/harness";
 
@@ -110,12 +112,31 @@ describe("refusals change nothing", () => {
     expect(await attempt(bad)).toMatch(/damaged|cannot be read/);
   });
 
+  test("a bit flipped inside a row, which SQLite's integrity check does not see, fails the backup's checksum", async () => {
+    const bad = join(dir, "row-flipped.sqlite");
+    const bytes = readFileSync(good);
+    // The reporter's password hash, as stored: one bit of it changed.
+    const db = new Database(good, { readonly: true });
+    const { hash } = db.query("SELECT password_hash AS hash FROM users WHERE email = ?").get("reporter@example.test") as { hash: string };
+    db.close();
+    const at = bytes.indexOf(Buffer.from(hash));
+    expect(at).toBeGreaterThan(100);
+    bytes[at + 20] ^= 0x01;
+    writeFileSync(bad, bytes);
+    const check = new Database(bad, { readonly: true });
+    expect(check.query("PRAGMA integrity_check").get()).toEqual({ integrity_check: "ok" });
+    check.close();
+    expect(await attempt(bad)).toContain("does not match the checksum written when it was made");
+  });
+
   test("a backup made by a newer version", async () => {
     const newer = join(dir, "newer.sqlite");
     copyFileSync(good, newer);
     const db = new Database(newer);
     db.exec("INSERT INTO __drizzle_migrations (hash, created_at) VALUES ('a-schema-change-from-the-future', 1)");
     db.close();
+    // As that version would have written it: with its checksum.
+    stampChecksum(newer);
     expect(await attempt(newer)).toContain("newer version");
   });
 

@@ -45,6 +45,8 @@ const CURRENT = /^current-[0-9a-f]{16}\.sqlite$/;
 export class SnapshotFollower {
   readonly state: FollowerState = { current: null, snapshotCreatedAt: null, pulledAt: null, lastPullAt: null, lastError: null };
   private etag: string | null = null;
+  /** The ETag of the newest snapshot that did not verify, and why: asked with If-None-Match, not downloaded again. */
+  private refused: { etag: string; reason: string } | null = null;
   private timer: ReturnType<typeof setInterval> | null = null;
   private pulling: Promise<string> | null = null;
 
@@ -91,7 +93,8 @@ export class SnapshotFollower {
     const partialTag = join(directory, "incoming.etag");
     try {
       const headers: Record<string, string> = { "x-api-key": key };
-      if (this.etag !== null) headers["if-none-match"] = this.etag;
+      const known = this.refused?.etag ?? this.etag;
+      if (known !== null) headers["if-none-match"] = known;
       const resumeFrom = existsSync(partial) && existsSync(partialTag) ? statSync(partial).size : 0;
       if (resumeFrom > 0) {
         headers.range = `bytes=${resumeFrom}-`;
@@ -99,9 +102,12 @@ export class SnapshotFollower {
       }
       const res = await fetcher(`${url}/v1/snapshots/latest`, { headers });
       if (res.status === 304) {
+        if (this.refused !== null) throw new Error(this.refused.reason);
         this.state.lastError = null;
         return "unchanged";
       }
+      // Another snapshot than the one refused: it gets its chance.
+      this.refused = null;
       if (res.status === 416 && resumeFrom > 0) {
         // The partial no longer fits the snapshot: it is already whole (a pull stopped while verifying it) or of
         // another one. Kept, every later pull would be refused the same way: dropped, and the whole file asked for.
@@ -130,7 +136,9 @@ export class SnapshotFollower {
       if (!check.ok || check.signatureValid !== true) {
         rmSync(partial, { force: true });
         rmSync(partialTag, { force: true });
-        throw new Error(`the snapshot does not verify: ${check.problems.join("; ") || "unsigned"}`);
+        const reason = `the snapshot does not verify: ${check.problems.join("; ") || "unsigned"}`;
+        if (etag !== "") this.refused = { etag, reason };
+        throw new Error(reason);
       }
       const name = `current-${(check.recordedSha256 ?? "").slice(0, 16)}.sqlite`;
       const path = join(directory, name);

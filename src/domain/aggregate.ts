@@ -229,3 +229,65 @@ export function* aggregateCidrs(items: Iterable<Ip | Cidr>): Generator<Cidr> {
   v6.finish();
   yield* ready;
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// A network less the networks inside it: what of a listed network stays on a blocklist around allowlisted
+// networks (contract 5.10: allowlisted addresses never appear).
+
+/**
+ * Emits the blocks of `network`/`prefixLength` outside the `holes` (networks inside it, given to the visitor
+ * ascending by first address, one holding others before them, as a radix tree's walk gives them), ascending.
+ */
+export function emitIpv4Outside(network: number, prefixLength: number, holes: (visit: (hole: number, holeLength: number) => void) => void, emit: Ipv4BlockSink): void {
+  const last = network + 2 ** (32 - prefixLength) - 1;
+  let next = network;
+  holes((hole, holeLength) => {
+    if (hole > next) emitIpv4Range(next, hole - 1, emit);
+    const end = hole + 2 ** (32 - holeLength) - 1;
+    if (end + 1 > next) next = end + 1;
+  });
+  if (next <= last) emitIpv4Range(next, last, emit);
+}
+
+/** emitIpv4Outside for IPv6 (a block's words are a scratch array: copy them to keep them). */
+export function emitIpv6Outside(network: ArrayLike<number>, prefixLength: number, holes: (visit: (hole: ArrayLike<number>, holeLength: number) => void) => void, emit: Ipv6BlockSink): void {
+  const last = lastOfIpv6Network(network, prefixLength);
+  const next = Uint32Array.from(network as ArrayLike<number>);
+  let pastTheTop = false;
+  const end = new Uint32Array(4);
+  const before = new Uint32Array(4);
+  holes((hole, holeLength) => {
+    if (pastTheTop) return;
+    if (compareWords(hole, next) > 0) {
+      before.set(hole as ArrayLike<number>);
+      subtractOne(before);
+      emitIpv6Range(Uint32Array.from(next), before, emit);
+    }
+    end.set(lastOfIpv6Network(hole, holeLength));
+    if (compareWords(end, next) >= 0) {
+      next.set(end);
+      pastTheTop = !addPowerOfTwo(next, 0);
+    }
+  });
+  if (!pastTheTop && compareWords(next, last) <= 0) emitIpv6Range(next, last, emit);
+}
+
+function lastOfIpv6Network(words: ArrayLike<number>, prefixLength: number): Uint32Array {
+  const out = new Uint32Array(4);
+  for (let i = 0; i < 4; i++) {
+    const bits = prefixLength - 32 * i;
+    out[i] = bits >= 32 ? words[i] : bits <= 0 ? 0xffffffff : (words[i] | (0xffffffff >>> bits)) >>> 0;
+  }
+  return out;
+}
+
+/** a -= 1 (a is not zero). */
+function subtractOne(a: Uint32Array): void {
+  for (let i = 3; i >= 0; i--) {
+    if (a[i] !== 0) {
+      a[i] = a[i] - 1;
+      return;
+    }
+    a[i] = 0xffffffff;
+  }
+}

@@ -291,3 +291,26 @@ describe("scheduled feeds (GET/POST/DELETE /v1/admin/feeds)", () => {
     expect((await detail("192.0.2.1")).networks).toEqual([]);
   });
 });
+
+describe("listed networks and the allowlist (contract 5.10: allowlisted addresses never appear)", () => {
+  test("a listed network the allowlist overlaps is listed as the blocks around it, on every list and to bouncers", async () => {
+    expect((await importList("cut", "192.0.2.0/24\n2001:db8:77::/48\n198.18.0.0/24\n", "category=SSH&severity=5")).status).toBe(200);
+    for (const cidr of ["192.0.2.7/32", "2001:db8:77::/64", "198.18.0.0/23"]) {
+      expect((await h.call("POST", "/v1/admin/allowlist", { headers: admin.jwt, json: { cidr, note: "ours" } })).status).toBeLessThan(300);
+    }
+    const cidrs = (await (await h.call("GET", "/v1/ip/blocklist?format=cidr&risk=LOW", { headers: user.apiKey })).text()).split("\n");
+    const around7 = ["192.0.2.0/30", "192.0.2.4/31", "192.0.2.6/32", "192.0.2.8/29", "192.0.2.16/28", "192.0.2.32/27", "192.0.2.64/26", "192.0.2.128/25"];
+    for (const block of around7) expect(cidrs).toContain(block);
+    expect(cidrs).not.toContain("192.0.2.0/24");
+    expect(cidrs).toContain("2001:db8:77:1::/64");
+    expect(cidrs).toContain("2001:db8:77:8000::/49");
+    expect(cidrs.some((c) => c.startsWith("2001:db8:77::/"))).toBe(false);
+    // Held whole by an allowlisted /23: gone.
+    expect(cidrs.some((c) => c.startsWith("198.18.0."))).toBe(false);
+    // The bouncers: no decision bans 192.0.2.7, one bans its neighbour through a block.
+    expect(await (await h.call("GET", "/v1/decisions?ip=192.0.2.7", { headers: { "x-api-key": admin.key } })).text()).toBe("null");
+    const neighbour = (await (await h.call("GET", "/v1/decisions?ip=192.0.2.6", { headers: { "x-api-key": admin.key } })).json()) as { value: string }[];
+    expect(neighbour.map((d) => d.value)).toEqual(["192.0.2.6"]);
+    expect((await h.call("DELETE", "/v1/admin/feeds/cut", { headers: admin.jwt })).status).toBeLessThan(300);
+  });
+});

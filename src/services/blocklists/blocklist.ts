@@ -57,12 +57,12 @@ export const needsDetails = (format: BlocklistFormat): boolean => format === "cs
  * asked categories, the asked family, not allowlisted. Synchronous; the index must not change during the call
  * (nothing else runs in between). Used by the API and by the offline CLI on an index built from a snapshot.
  *
- * Listed networks (contract 12, feeds, a later issue) are the seam here: a network entry (prefix shorter than
- * /32 or /128) that is listed covers the entries inside it, which are then left out, because the network's own
- * line covers them and nftables interval sets refuse overlapping elements. The walk visits a network before
- * the addresses in it, so one "covered up to" mark per family does it. What the feeds issue must still decide:
- * a listed network that overlaps an allowlisted one (today only its first address is checked); it should be cut
- * into the blocks outside the allowlist (aggregate.ts can emit them).
+ * Listed networks (contract 12): a network entry (prefix shorter than /32 or /128) that is listed covers the
+ * entries inside it, which are then left out, because the network's own line covers them and nftables interval
+ * sets refuse overlapping elements. The walk visits a network before the addresses in it, so one "covered up to"
+ * mark per family does it. A listed network that allowlisted networks overlap is cut into the blocks outside
+ * them (none when one holds it all): allowlisted addresses never appear (contract 5.10), and the rest of the
+ * network stays listed.
  */
 export function selectBlocklist(index: ReputationIndex, allowlist: CidrSet, filters: BlocklistFilters, options: { details?: boolean } = {}): BlocklistSelection {
   const risk = index.risk;
@@ -72,11 +72,11 @@ export function selectBlocklist(index: ReputationIndex, allowlist: CidrSet, filt
   const checkAllow = allowlist.size > 0;
   const capacity4 = filters.ipVersion === 6 ? 0 : index.v4.size;
   const capacity6 = filters.ipVersion === 4 ? 0 : index.v6.size;
-  const details: SelectionDetails | null = options.details
-    ? { score: new Uint8Array(capacity4 + capacity6), risk: new Uint8Array(capacity4 + capacity6), categories: new Uint16Array(capacity4 + capacity6), lastSeen: new Float64Array(capacity4 + capacity6) }
-    : null;
+  let details: SelectionDetails | null = options.details ? detailsOf(capacity4 + capacity6) : null;
   const keep = (slot: number, at: number) => {
     if (details === null) return;
+    // A network cut around the allowlist gives more entries than the index has.
+    if (at === details.score.length) details = grownDetails(details);
     details.score[at] = index.score[slot];
     details.risk[at] = risk[slot];
     details.categories[at] = categories[slot];
@@ -84,55 +84,78 @@ export function selectBlocklist(index: ReputationIndex, allowlist: CidrSet, filt
   };
 
   // IPv4
-  let v4 = new Uint32Array(capacity4);
-  let v4Prefix: Uint8Array | null = null;
+  let v4: Uint32Array = new Uint32Array(capacity4);
+  // Assigned in `add` below: typed with a cast, or the checker would take it as null for good.
+  let v4Prefix = null as Uint8Array | null;
   let n4 = 0;
   if (capacity4 > 0) {
     const cursor = index.v4.cursor();
     let coveredTo = -1;
+    const add = (slot: number, network: number, len: number) => {
+      if (n4 === v4.length) {
+        v4 = grownUint32(v4);
+        if (v4Prefix !== null) v4Prefix = grownPrefixes(v4Prefix, 32);
+      }
+      if (len !== 32) {
+        v4Prefix ??= new Uint8Array(v4.length).fill(32);
+        v4Prefix[n4] = len;
+      }
+      keep(slot, n4);
+      v4[n4++] = network;
+    };
     while (cursor.next()) {
       const network = cursor.network;
       if (network <= coveredTo) continue;
       const slot = cursor.value;
       if (risk[slot] < minRisk) continue;
       if (mask !== 0 && (categories[slot] & mask) === 0) continue;
-      if (checkAllow && allowlist.containsV4(network)) continue;
       const len = cursor.prefixLength;
-      if (len !== 32) {
-        v4Prefix ??= new Uint8Array(capacity4).fill(32);
-        v4Prefix[n4] = len;
-        coveredTo = network + 2 ** (32 - len) - 1;
+      if (len === 32) {
+        if (!checkAllow || !allowlist.containsV4(network)) add(slot, network, 32);
+        continue;
       }
-      keep(slot, n4);
-      v4[n4++] = network;
+      coveredTo = network + 2 ** (32 - len) - 1;
+      if (checkAllow) allowlist.eachBlockOutsideV4(network, len, (block, blockLength) => add(slot, block, blockLength));
+      else add(slot, network, len);
     }
   }
 
   // IPv6
-  let v6 = new Uint32Array(capacity6 * 4);
-  let v6Prefix: Uint8Array | null = null;
+  let v6: Uint32Array = new Uint32Array(capacity6 * 4);
+  let v6Prefix = null as Uint8Array | null;
   let n6 = 0;
   if (capacity6 > 0) {
     const cursor = index.v6.cursor();
     const coveredTo = new Uint32Array(4);
     let covering = false;
+    const add = (slot: number, network: ArrayLike<number>, len: number) => {
+      if (n6 * 4 === v6.length) {
+        v6 = grownUint32(v6);
+        if (v6Prefix !== null) v6Prefix = grownPrefixes(v6Prefix, 128);
+      }
+      if (len !== 128) {
+        v6Prefix ??= new Uint8Array(v6.length / 4).fill(128);
+        v6Prefix[n6] = len;
+      }
+      keep(slot, n4 + n6); // behind the IPv4 entries, whose count is final now
+      v6.set(network, n6 * 4);
+      n6++;
+    };
     while (cursor.next()) {
       const network = cursor.network;
       if (covering && compareWords(network, coveredTo) <= 0) continue;
       const slot = cursor.value;
       if (risk[slot] < minRisk) continue;
       if (mask !== 0 && (categories[slot] & mask) === 0) continue;
-      if (checkAllow && allowlist.containsV6(network)) continue;
       const len = cursor.prefixLength;
-      if (len !== 128) {
-        v6Prefix ??= new Uint8Array(capacity6).fill(128);
-        v6Prefix[n6] = len;
-        lastOfNetwork(network, len, coveredTo);
-        covering = true;
+      if (len === 128) {
+        if (!checkAllow || !allowlist.containsV6(network)) add(slot, network, 128);
+        continue;
       }
-      keep(slot, n4 + n6); // behind the IPv4 entries, whose count is final now
-      v6.set(network, n6 * 4);
-      n6++;
+      lastOfNetwork(network, len, coveredTo);
+      covering = true;
+      if (checkAllow) allowlist.eachBlockOutsideV6(network, len, (block, blockLength) => add(slot, block, blockLength));
+      else add(slot, network, len);
     }
   }
 
@@ -151,6 +174,32 @@ export function selectBlocklist(index: ReputationIndex, allowlist: CidrSet, filt
     kept = { score: details.score.slice(0, n), risk: details.risk.slice(0, n), categories: details.categories.slice(0, n), lastSeen: details.lastSeen.slice(0, n) };
   }
   return { count: n4 + n6, v4Count: n4, v4, v4Prefix, v6Count: n6, v6, v6Prefix, details: kept };
+}
+
+function detailsOf(size: number): SelectionDetails {
+  return { score: new Uint8Array(size), risk: new Uint8Array(size), categories: new Uint16Array(size), lastSeen: new Float64Array(size) };
+}
+
+function grownDetails(d: SelectionDetails): SelectionDetails {
+  const grown = detailsOf(Math.max(16, d.score.length * 2));
+  grown.score.set(d.score);
+  grown.risk.set(d.risk);
+  grown.categories.set(d.categories);
+  grown.lastSeen.set(d.lastSeen);
+  return grown;
+}
+
+function grownUint32(a: Uint32Array): Uint32Array {
+  const grown = new Uint32Array(Math.max(16, a.length * 2));
+  grown.set(a);
+  return grown;
+}
+
+/** Prefix lengths grown to twice as many, the new ones `full` (an address). */
+function grownPrefixes(a: Uint8Array, full: number): Uint8Array {
+  const grown = new Uint8Array(Math.max(16, a.length * 2)).fill(full);
+  grown.set(a);
+  return grown;
 }
 
 function compareWords(a: ArrayLike<number>, b: ArrayLike<number>): number {

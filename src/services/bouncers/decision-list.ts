@@ -48,29 +48,38 @@ export function currentDecisions(index: ReputationIndex, allowlist: CidrSet, fil
     ids[n++] = id;
   };
 
+  // A network the allowlist overlaps is sent as the blocks outside it (as the blocklists cut it).
+  const pushV4 = (network: number, len: number) => {
+    push(v4DecisionId(network, len));
+    if (filter.expandNetworks && len < 32 && len >= NFTABLES_EXPANSION_PREFIX) {
+      const count = 2 ** (32 - len);
+      for (let i = 0; i < count; i++) push(v4DecisionId(network + i, 32));
+    }
+  };
   const c4 = index.v4.cursor();
   while (c4.next()) {
     if (!listed(c4.value)) continue;
     const network = c4.network;
     const len = c4.prefixLength;
-    if (checkAllow && allowlist.containsV4(network)) continue;
-    push(v4DecisionId(network, len));
-    if (filter.expandNetworks && len < 32 && len >= NFTABLES_EXPANSION_PREFIX) {
-      const count = 2 ** (32 - len);
-      for (let i = 0; i < count; i++) {
-        const address = network + i;
-        if (!checkAllow || !allowlist.containsV4(address)) push(v4DecisionId(address, 32));
-      }
-    }
+    if (!checkAllow) pushV4(network, len);
+    else if (len === 32) {
+      if (!allowlist.containsV4(network)) pushV4(network, 32);
+    } else allowlist.eachBlockOutsideV4(network, len, pushV4);
   }
   const v6 = new Map<number, { value: string; scope: "Ip" | "Range" }>();
+  const pushV6 = (network: ArrayLike<number>, len: number) => {
+    const id = v6DecisionId(network, len);
+    v6.set(id, v6DecisionValue(network, len));
+    push(id);
+  };
   const c6 = index.v6.cursor();
   while (c6.next()) {
     if (!listed(c6.value)) continue;
-    if (checkAllow && allowlist.containsV6(c6.network)) continue;
-    const id = v6DecisionId(c6.network, c6.prefixLength);
-    v6.set(id, v6DecisionValue(c6.network, c6.prefixLength));
-    push(id);
+    const len = c6.prefixLength;
+    if (!checkAllow) pushV6(c6.network, len);
+    else if (len === 128) {
+      if (!allowlist.containsV6(c6.network)) pushV6(c6.network, 128);
+    } else allowlist.eachBlockOutsideV6(c6.network, len, pushV6);
   }
   // Native numeric sort, then drop repeats (an address listed itself and inside an expanded network).
   const sorted = ids.subarray(0, n).sort();

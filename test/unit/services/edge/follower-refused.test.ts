@@ -39,7 +39,7 @@ test("a refused snapshot is asked for with its ETag, not downloaded again; the n
     directory: join(dir, "edge"),
     clock: systemClock,
     onSnapshot: async () => {},
-    fetch: (async (input: RequestInfo | URL, init?: RequestInit) => {
+    fetch: (async (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
       const res = await fetch(input, init);
       statuses.push(res.status);
       return res;

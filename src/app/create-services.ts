@@ -6,7 +6,7 @@ import { Bouncers } from "../services/bouncers/bouncers";
 import { BouncerTables } from "../store/bouncers";
 import { type Clock, systemClock } from "../domain/clock";
 import { type Config, scoringParametersOf } from "../config";
-import type { Store } from "../store/database";
+import { type Store, writeIfUnlocked } from "../store/database";
 import { type DispatcherOptions, WebhookDispatcher } from "../services/webhooks/dispatcher";
 import { WebhookService } from "../services/webhooks/subscriptions";
 import { Accounts } from "../services/accounts/accounts";
@@ -99,20 +99,26 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   changes.onExternalChange(refreshCredentials);
   const rateLimiter = new RateLimiter(store, clock);
   rateLimiter.load();
-  // Counts and key uses are written in batches; stop() writes the last ones.
-  const flushCounts = () => {
+  // Counts and key uses are written in batches; stop() writes the last ones. The batches on the timer are written
+  // only when the lock is free (else at the next tick): another process's import must not hold every request
+  // for the busy timeout every few seconds. The last ones wait for the lock.
+  const flushCounts = (waitForLock: boolean) => {
     try {
-      rateLimiter.flush();
-      apiKeys.flushUsage();
+      const write = () => {
+        rateLimiter.flush();
+        apiKeys.flushUsage();
+      };
+      if (waitForLock) write();
+      else writeIfUnlocked(store, write);
     } catch (error) {
       console.error("writing request counts failed (retried in a few seconds):", error);
     }
   };
-  const flushTimer = setInterval(flushCounts, RATE_FLUSH_INTERVAL_MS);
+  const flushTimer = setInterval(() => flushCounts(false), RATE_FLUSH_INTERVAL_MS);
   flushTimer.unref?.();
   stoppers.push(() => {
     clearInterval(flushTimer);
-    flushCounts();
+    flushCounts(true);
   });
   const webhookDispatcher = new WebhookDispatcher({ store, clock }, options.webhookDispatcher);
   const webhooks = new WebhookService({ store, clock, onEventQueued: () => webhookDispatcher.nudge() });
@@ -168,7 +174,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       if (enrichment.reloadImported()) reputation.clearCache();
       ++ticks;
       if (indexFileWriter !== null) {
-        indexSync.prune();
+        // Trimmed only when the lock is free (see flushCounts): the next tick will do.
+        writeIfUnlocked(store, () => indexSync.prune());
         if (ticks % persistEveryTicks === 0) indexFileWriter.writeInBackground();
       }
     } catch (error) {

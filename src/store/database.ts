@@ -148,3 +148,23 @@ export function inReadTransaction<T>(store: Pick<Store, "sqlite">, work: () => T
 export function inTransaction<T>(store: Store, work: () => T): T {
   return store.sqlite.transaction(work).immediate();
 }
+
+/**
+ * Runs `work` (housekeeping writes: trimming a log, flushing counts) only if the write lock is free now, with no
+ * busy wait: another process holding it (an import, for seconds) would otherwise hold the event loop for the
+ * whole busy timeout at every tick. Returns false when the lock was taken: nothing was written, try again later.
+ */
+export function writeIfUnlocked(store: Store, work: () => void): boolean {
+  const { sqlite } = store;
+  const { timeout } = sqlite.query("PRAGMA busy_timeout").get() as { timeout: number };
+  sqlite.exec("PRAGMA busy_timeout = 0");
+  try {
+    work();
+    return true;
+  } catch (error) {
+    if (isBusyError(error)) return false;
+    throw error;
+  } finally {
+    sqlite.exec(`PRAGMA busy_timeout = ${timeout}`);
+  }
+}

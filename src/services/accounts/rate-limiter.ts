@@ -126,11 +126,13 @@ export class RateLimiter {
 
   /** Writes every count that changed since the last flush, in one transaction. */
   flush(): void {
-    const changed: Counter[] = this.finishedDays.splice(0);
+    const changed: Counter[] = [...this.finishedDays];
     for (const counter of this.counters.values()) if (counter.count !== counter.stored) changed.push(counter);
     if (changed.length === 0) return;
     // Synchronous from here to the end: no request can count in between, so `stored` matches what was written.
+    // Marked written only once written: a failed write (the database busy) is retried whole by the next flush.
     inTransaction(this.store, () => this.table.write(changed));
+    this.finishedDays.length = 0;
     for (const c of changed) c.stored = c.count;
   }
 }

@@ -64,9 +64,11 @@ interface AttemptOutcome {
 
 interface InFlight {
   webhookId: number;
-  /** Settles once the attempt's outcome is written (or the attempt was abandoned by stop()). */
+  /** Settles once the attempt's outcome is written (or held: see below), or the attempt was abandoned by stop(). */
   done: Promise<void>;
   settle: () => void;
+  /** Finished, its outcome not written yet (the store was locked): the slot stays taken, `done` is settled. */
+  held?: boolean;
 }
 
 const PRUNE_EVERY_MS = 3_600_000;
@@ -142,8 +144,9 @@ export class WebhookDispatcher {
       // Each call commits one batch; loop until the outbox has nothing waiting.
     }
     this.launch();
-    while (this.inFlight.size > 0) {
-      await Promise.all([...this.inFlight.values()].map((f) => f.done));
+    const underWay = () => [...this.inFlight.values()].filter((f) => !f.held);
+    while (underWay().length > 0) {
+      await Promise.all(underWay().map((f) => f.done));
       this.launch();
     }
     const after = this.counters;
@@ -167,6 +170,8 @@ export class WebhookDispatcher {
     this.timer = null;
     this.abandon.abort();
     await Promise.all([...this.inFlight.values()].map((f) => f.done));
+    // Attempts not written yet (the store was locked) are written now, waiting for the lock.
+    this.flush();
   }
 
   /**
@@ -343,9 +348,20 @@ export class WebhookDispatcher {
         }
       });
     } catch (error) {
-      // Unrecorded attempts stay pending and are sent again (same delivery id) once the store works again.
-      this.options.log(`could not record ${batch.length} attempts: ${describe(error)}`);
+      // Kept with their slots and written again after a pause (another process's import holds the lock, say).
+      // Released now, they would be sent again: a receiver that answered 2xx would get the delivery twice, and the
+      // attempt it answered would never be recorded.
+      this.outcomes.unshift(...batch);
+      for (const o of batch) {
+        const entry = this.inFlight.get(o.due.rowId);
+        if (entry === undefined) continue;
+        entry.held = true;
+        entry.settle();
+      }
+      this.options.log(`could not record ${batch.length} attempts (trying again in ${RECORD_FAILURE_PAUSE_MS / 1000} s): ${describe(error)}`);
       this.pausedUntil = performance.now() + RECORD_FAILURE_PAUSE_MS;
+      if (!this.stopped) setTimeout(() => this.scheduleFlush(), RECORD_FAILURE_PAUSE_MS).unref?.();
+      return;
     }
     for (const o of batch) this.release(o.due.rowId);
     this.launch();

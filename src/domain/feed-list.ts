@@ -7,7 +7,7 @@
 // A line that is none of these is a bad line: listed with its number and skipped, never guessed at. A CIDR
 // with host bits set (`10.1.2.3/24`) is refused rather than widened: a list must never block more than it says.
 
-import { type Cidr, tryParseCidr } from "./ip";
+import { type Cidr, tryParseCidr, tryParseIp } from "./ip";
 
 export interface FeedListError {
   /** 1-based line number in the input. */
@@ -42,9 +42,17 @@ export function feedLineEntry(raw: string): Cidr | null | string {
   const semicolon = line.indexOf(";");
   if (semicolon >= 0) line = line.slice(0, semicolon).trim();
   const space = line.search(/\s/);
-  if (space >= 0) line = line.slice(0, space);
+  if (space >= 0) {
+    // A range (`start - end`, DShield's `start<TAB>end<TAB>bits`) is not guessed at: only a comment may follow.
+    const rest = line.slice(space).trim();
+    if (rest.startsWith("-") || typeof tryParseIp(rest.split(/\s/)[0]) !== "string") return "not an address or CIDR: a range (two addresses) is not read; give CIDRs";
+    line = line.slice(0, space);
+  }
   const cidr = tryParseCidr(line);
-  return typeof cidr === "string" ? `not an address or CIDR: ${cidr}` : cidr;
+  if (typeof cidr === "string") return `not an address or CIDR: ${cidr}`;
+  // ::ffff:0:0/96 (the IPv4-mapped space, in IPv6 bogon lists) reads as 0.0.0.0/0: no line lists everything.
+  if (cidr.prefixLength === 0) return `a network of the whole address space is not a listing (${line})`;
+  return cidr;
 }
 
 function jsonLineEntry(line: string): Cidr | null | string {

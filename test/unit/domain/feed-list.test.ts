@@ -69,6 +69,19 @@ describe("bad lines", () => {
     expect(feedLineEntry("::ffff:192.0.2.1")).toMatchObject({ text: "192.0.2.1/32", version: 4 });
   });
 
+  test("a range is refused, not read as its first address; nor is a line that lists everything", () => {
+    for (const line of ["1.2.3.4 - 1.2.3.9", "1.2.3.4-1.2.3.9", "1.2.3.0	1.2.3.255	24", "2001:db8::1 2001:db8::9"]) {
+      expect(feedLineEntry(line)).toBeString();
+    }
+    // An IPv6 bogon list's IPv4-mapped space reads as 0.0.0.0/0: it would block all of IPv4.
+    expect(feedLineEntry("::ffff:0:0/96")).toContain("the whole address space");
+    expect(feedLineEntry("0.0.0.0/0")).toBeString();
+    expect(feedLineEntry("::/0")).toBeString();
+    // A comment after whitespace is still one.
+    expect(feedLineEntry("192.0.2.1 scanner 3")).toMatchObject({ text: "192.0.2.1/32" });
+    expect(feedLineEntry("0.0.0.0/8 # this network")).toMatchObject({ text: "0.0.0.0/8" });
+  });
+
   test("only the first 1,000 bad lines are kept, all are counted", () => {
     const list = parseFeedList("x\n".repeat(1500) + "192.0.2.1\n");
     expect(list.errors.length).toBe(1000);

@@ -46,6 +46,7 @@ export class FeedTables {
   private readonly allEntries;
   private readonly setStatus;
   private readonly dataVersion;
+  private readonly clearValidatorsOf;
 
   constructor(store: Store) {
     const db = store.sqlite;
@@ -72,7 +73,13 @@ export class FeedTables {
       `UPDATE feeds SET last_refresh_at = $at, last_error = $error, etag = coalesce($etag, etag),
          last_modified = coalesce($lastModified, last_modified) WHERE name = $name`,
     );
-    this.dataVersion = db.prepare<{ n: number; v: number }, []>(`SELECT count(*) AS n, coalesce(sum(updated_at), 0) + coalesce(sum(entry_count), 0) AS v FROM feeds`);
+    // The definitions too (a schedule, URL or category changed by the CLI), not only the entries.
+    this.dataVersion = db.prepare<{ n: number; v: number; d: string }, []>(
+      `SELECT count(*) AS n, coalesce(sum(updated_at), 0) + coalesce(sum(entry_count), 0) AS v,
+              coalesce(group_concat(name || '|' || category || '|' || severity || '|' || coalesce(url, '') || '|' || coalesce(file_path, '') || '|' || coalesce(schedule, ''), ';'), '') AS d
+         FROM feeds`,
+    );
+    this.clearValidatorsOf = db.prepare<unknown, [string]>("UPDATE feeds SET etag = NULL, last_modified = NULL WHERE name = ?");
   }
 
   list(): FeedRow[] {
@@ -146,10 +153,15 @@ export class FeedTables {
     this.setStatus.run({ $name: name, $at: atMs, $error: error, $etag: validators.etag ?? null, $lastModified: validators.lastModified ?? null });
   }
 
-  /** Changes whenever any feed's entries change: how another process's import is noticed. */
+  /** Changes whenever any feed's entries or definition change: how another process's import or change is noticed. */
   version(): string {
     const row = this.dataVersion.get();
-    return row ? `${row.n}:${row.v}` : "0:0";
+    return row ? `${row.n}:${row.v}:${Bun.hash(row.d).toString(36)}` : "0:0";
+  }
+
+  /** Forgets the validators of a feed's last download, so the next one is a whole download (its source changed). */
+  clearValidators(name: string): void {
+    this.clearValidatorsOf.run(name);
   }
 }
 

@@ -314,3 +314,28 @@ describe("listed networks and the allowlist (contract 5.10: allowlisted addresse
     expect((await h.call("DELETE", "/v1/admin/feeds/cut", { headers: admin.jwt })).status).toBeLessThan(300);
   });
 });
+
+describe("a scheduled feed defined again", () => {
+  test("another category and severity reach the listings at once, though the publisher answers 304 to the old validators", async () => {
+    const publisher = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: (req) => (req.headers.get("if-none-match") === '"v1"' ? new Response(null, { status: 304, headers: { etag: '"v1"' } }) : new Response("198.51.100.0/24\n", { headers: { etag: '"v1"' } })),
+    });
+    try {
+      const url = `http://127.0.0.1:${publisher.port}/drop.txt`;
+      const define = (category: string, severity: number) => h.call("POST", "/v1/admin/feeds", { headers: admin.jwt, json: { name: "redefined", url, category, severity } });
+      expect((await define("SSH", 1)).status).toBe(201);
+      expect((await detail("198.51.100.9")).networks).toEqual([{ cidr: "198.51.100.0/24", source: "redefined", category: "SSH" }]);
+      const { FeedTables } = await import("../../src/store/feeds");
+      const versionBefore = new FeedTables(h.store).version();
+      expect((await define("SPAM", 5)).status).toBe(201);
+      expect((await detail("198.51.100.9")).networks).toEqual([{ cidr: "198.51.100.0/24", source: "redefined", category: "SPAM" }]);
+      // What another process's change of a definition alone is noticed by.
+      expect(new FeedTables(h.store).version()).not.toBe(versionBefore);
+    } finally {
+      publisher.stop(true);
+      await h.call("DELETE", "/v1/admin/feeds/redefined", { headers: admin.jwt });
+    }
+  });
+});

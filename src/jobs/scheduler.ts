@@ -41,6 +41,9 @@ export interface SchedulerOptions {
   onError?: (job: string, error: unknown) => void;
 }
 
+/** A missed run is made up at start only when the next scheduled one is further away than this. */
+const CATCH_UP_UNLESS_NEXT_WITHIN_MS = 5 * 60_000;
+
 export function createScheduler(options: SchedulerOptions): Scheduler {
   const { clock, store } = options;
   const byName = new Map(options.jobs.map((job) => [job.name, job]));
@@ -143,6 +146,19 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
             () => execute(job, true) ?? undefined,
           ),
         );
+      }
+      // A run missed while the server was down (a restart across the daily snapshot's hour) is made up once now,
+      // unless the next one is near anyway (the every-minute jobs) or the job never ran (a new data directory).
+      const now = clock.now();
+      for (const job of options.jobs) {
+        const pattern = patterns.get(job.name);
+        const last = lastRunOf(store, job.name)?.lastRunAt ?? null;
+        if (!pattern || last == null) continue;
+        const missed = pattern.previousRuns(1, new Date(now))[0];
+        const next = pattern.nextRun(new Date(now));
+        if (missed !== undefined && missed.getTime() > last && (next === null || next.getTime() - now > CATCH_UP_UNLESS_NEXT_WITHIN_MS)) {
+          void execute(job, true);
+        }
       }
     },
     async stop() {

@@ -149,3 +149,27 @@ describe("schedules", () => {
     expect(s.started).toBe(false);
   });
 });
+
+describe("start", () => {
+  const counting = (name: string, defaultSchedule: string) => {
+    const job = { runs: 0 } as { runs: number; job: Job };
+    job.job = { name, description: "counts", defaultSchedule, run: () => (job.runs++, Promise.resolve({})) };
+    return job;
+  };
+  const lastRan = (name: string, at: number) =>
+    store.sqlite.query("INSERT INTO job_runs (name, last_run_at, last_duration_ms, last_error, last_result) VALUES (?, ?, 1, NULL, NULL)").run(name, at);
+
+  test("a run missed while the server was down is made up once; not one that ran, nor a new job, nor one due within minutes", async () => {
+    const DAY = 86_400_000;
+    const missed = counting("snapshot", "0 3 * * *"); // its 03:00 today fell while the server was down
+    const done = counting("daily", "0 3 * * *"); // ran at 03:00 today
+    const fresh = counting("fresh", "0 3 * * *"); // never ran: a new data directory
+    const soon = counting("minutely", "* * * * *"); // missed runs, but the next is in 30 s
+    lastRan("snapshot", clock.now() - 2 * DAY);
+    lastRan("daily", Date.parse("2026-11-21T03:00:00.000Z"));
+    lastRan("minutely", clock.now() - DAY);
+    scheduler([missed.job, done.job, fresh.job, soon.job]).start();
+    await Bun.sleep(50);
+    expect([missed.runs, done.runs, fresh.runs, soon.runs]).toEqual([1, 0, 0, 0]);
+  });
+});

@@ -12,15 +12,17 @@ import { ListedNetworks } from "../services/feeds/listed-networks";
 import { databasePath, type Store } from "../store/database";
 import { FeedTables } from "../store/feeds";
 import { hasSwitch, parseArgs } from "./args";
-import { DATA_DIR_HELP, type Command } from "./command";
+import { DATA_DIR_HELP, type Command, SCORING_FLAGS, SCORING_HELP } from "./command";
 
 const HELP = [
-  "Usage: abuse-intel doctor [--json] [--data-dir DIR]",
+  "Usage: abuse-intel doctor [--json] [--data-dir DIR] [scoring options]",
   "",
   "Checks the database of a data directory without changing it: the file's header and size, the tables,",
   "SQLite's integrity_check and foreign keys, and every address row the index is built from against its",
-  "reports. Prints each check; exits 0 when all pass, 1 when one fails.",
+  "reports. Prints each check; exits 0 when all pass, 1 when one fails. Give the scoring options the server",
+  "runs with, or its rows are compared with scores under the defaults.",
   DATA_DIR_HELP,
+  SCORING_HELP,
 ].join("\n");
 
 export const doctorCommand: Command = {
@@ -28,7 +30,7 @@ export const doctorCommand: Command = {
   summary: "check a data directory's database without changing it",
   help: HELP,
   async run(argv) {
-    const args = parseArgs(argv, { values: ["--data-dir"], switches: ["--json"] });
+    const args = parseArgs(argv, { values: ["--data-dir", ...SCORING_FLAGS], switches: ["--json"] });
     if (args.positionals.length > 0) throw new AppError("bad_request", `doctor takes no arguments (got "${args.positionals[0]}")`);
     const config = resolveConfig(args.flags);
     const path = databasePath(config.dataDir);

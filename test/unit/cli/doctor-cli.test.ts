@@ -63,6 +63,22 @@ describe("abuse-intel doctor", () => {
   });
 });
 
+describe("abuse-intel doctor with the server's scoring options", () => {
+  test("rows scored with a 7-day half-life agree under --half-life-days 7, and not under the default", async () => {
+    rmSync(dir, { recursive: true, force: true });
+    dir = mkdtempSync(join(tmpdir(), "abuse-intel-doctor-"));
+    db = join(dir, "abuse-intel.db");
+    const weeksAgo = new Date(Date.now() - 20 * 86_400_000).toISOString().slice(0, 19) + "Z";
+    writeFileSync(join(dir, "r.csv"), `IP,Categories,ReportDate,Comment\n198.51.100.9,18,${weeksAgo},ssh\n`);
+    expect((await run(["user", "add", "--email", "r@example.test", "--tier", "free"])).code).toBe(0);
+    expect((await run(["import", "reports", join(dir, "r.csv"), "--reporter", "r@example.test", "--half-life-days", "7"])).code).toBe(0);
+    expect((await run(["doctor", "--half-life-days", "7"])).code).toBe(0);
+    const defaults = await run(["doctor"]);
+    expect(defaults.code).toBe(1);
+    expect(defaults.stdout).toContain("198.51.100.9: stored score");
+  });
+});
+
 describe("a damaged database at start", () => {
   const damages: [string, () => void, RegExp][] = [
     ["truncated", () => truncateSync(db, Math.floor(statSync(db).size / 2) + 100), /truncated/],

@@ -1,0 +1,90 @@
+// The edge's follower against a real primary (the test harness) and its snapshot route:
+// - an edge stopped after a download was complete but before its verification ended leaves the whole file as
+//   incoming.partial with its ETag; the next pull asks for the rest and the primary answers 416: the partial is
+//   dropped and the whole file fetched again at once, instead of every pull failing the same way until the
+//   primary writes another snapshot (daily by default);
+// - a snapshot that does not verify with the edge's key is refused, and not downloaded again on every pull: the
+//   edge asks with its ETag (a 304) and keeps saying why; a new snapshot gets its chance.
+
+import { afterEach, beforeEach, expect, test } from "bun:test";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { systemClock } from "../../../../src/domain/clock";
+import { SnapshotFollower } from "../../../../src/services/edge/follower";
+import { exportSnapshot } from "../../../../src/services/snapshots/export";
+import { readPublicKey, writeKeyPair } from "../../../../src/services/snapshots/signing";
+import { addUser } from "../../../support/accounts";
+import { createHarness, type Harness } from "../../../support/harness";
+
+let h: Harness;
+let dir: string;
+beforeEach(async () => {
+  h = await createHarness();
+  dir = mkdtempSync(join(tmpdir(), "abuse-intel-edge-follower-"));
+});
+afterEach(async () => {
+  await h.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test("a complete partial left by an interrupted verification does not wedge the edge", async () => {
+  const admin = await addUser(h, { role: "admin", tier: "enterprise" });
+  const keys = writeKeyPair(join(dir, "k"));
+  const snapDir = join(h.dataDir, "snapshots");
+  mkdirSync(snapDir, { recursive: true });
+  const file = join(snapDir, "abuse-intel-20260101T000000Z.sqlite");
+  const exported = await exportSnapshot({ store: h.store, services: h.services, out: file, signKey: keys.privatePath, nowMs: h.clock.now() });
+
+  // The edge's directory as a kill during verification leaves it: the whole file, and its ETag.
+  const edgeDir = join(dir, "edge");
+  mkdirSync(edgeDir, { recursive: true });
+  copyFileSync(file, join(edgeDir, "incoming.partial"));
+  writeFileSync(join(edgeDir, "incoming.etag"), `"${exported.sha256}"`);
+
+  const adopted: string[] = [];
+  const follower = new SnapshotFollower({
+    url: h.url, key: admin.key, publicKey: readPublicKey(keys.publicPath), directory: edgeDir, clock: systemClock,
+    onSnapshot: async (p) => { adopted.push(p); },
+  });
+  expect(await follower.pull()).toBe("updated");
+  expect(follower.state.lastError).toBeNull();
+  expect(adopted).toHaveLength(1);
+  expect(readdirSync(edgeDir).filter((f) => f.startsWith("incoming"))).toEqual([]);
+  expect(await follower.pull()).toBe("unchanged");
+});
+
+test("a refused snapshot is asked for with its ETag, not downloaded again; the next one is taken", async () => {
+  const admin = await addUser(h, { role: "admin", tier: "enterprise" });
+  const ours = writeKeyPair(join(dir, "ours"));
+  const theirs = writeKeyPair(join(dir, "theirs"));
+  const snapshots = join(h.dataDir, "snapshots");
+  mkdirSync(snapshots, { recursive: true });
+  await exportSnapshot({ store: h.store, services: h.services, out: join(snapshots, "abuse-intel-20260101T000000Z.sqlite"), signKey: theirs.privatePath, nowMs: h.clock.now() });
+
+  const statuses: number[] = [];
+  const follower = new SnapshotFollower({
+    url: h.url,
+    key: admin.key,
+    publicKey: readPublicKey(ours.publicPath),
+    directory: join(dir, "edge"),
+    clock: systemClock,
+    onSnapshot: async () => {},
+    fetch: (async (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
+      const res = await fetch(input, init);
+      statuses.push(res.status);
+      return res;
+    }) as typeof fetch,
+  });
+  expect(await follower.pull()).toBe("failed");
+  const reason = follower.state.lastError;
+  expect(reason).toContain("the signature does not match the public key");
+  expect(await follower.pull()).toBe("failed");
+  expect(follower.state.lastError).toBe(reason);
+  expect(statuses).toEqual([200, 304]);
+
+  await exportSnapshot({ store: h.store, services: h.services, out: join(snapshots, "abuse-intel-20260102T000000Z.sqlite"), signKey: ours.privatePath, nowMs: h.clock.now() });
+  expect(await follower.pull()).toBe("updated");
+  expect(follower.state.lastError).toBeNull();
+  expect(statuses).toEqual([200, 304, 200]);
+});

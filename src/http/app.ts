@@ -9,7 +9,6 @@ import { errorResponse, toAppError } from "./errors";
 import { bodyRuleFor, readBody } from "./body";
 import { healthRoutes } from "./routes/health";
 import { lookupRoutes } from "./routes/lookups";
-import { blocklistRoutes } from "./routes/blocklist";
 import { allowlistRoutes } from "./routes/allowlist";
 import { feedRoutes } from "./routes/feeds";
 import { authRoutes } from "./routes/auth";
@@ -47,7 +46,6 @@ export function createApp(services: Services) {
     .use(webhookRoutes(services, auth))
     .use(jobRoutes(services, auth))
     .use(threatRoutes(services, auth))
-    .use(blocklistRoutes(services, auth))
     .use(lookupRoutes(services, auth))
     .use(allowlistRoutes(services, auth))
     .use(feedRoutes(services, auth))

@@ -1,12 +1,10 @@
 // GET /v1/ip/blocklist (contract 5.10): lists for firewalls and middleware, with a strong ETag and 304 on an
 // unchanged list; long lists go out as a stream of chunks rendered on demand (src/services/blocklists/blocklist.ts).
-// Every 200 also carries `X-Blocklist-Count`, the number of entries, whatever the format.
+// Every 200 also carries `X-Blocklist-Count`, the number of entries, whatever the format. Served by Bun's router
+// (fast-routes.ts): firewalls poll it as often as middleware looks addresses up. This file: its query and headers.
 
-import { Elysia } from "elysia";
 import type { BlocklistParams } from "../../domain/blocklist/query";
-import type { Services } from "../../services/services";
-import { type AuthPlugin } from "../auth";
-
+import type { BlocklistAnswer } from "../../services/blocklists/blocklist";
 
 const parsedQueries = new Map<string, BlocklistParams>();
 
@@ -15,7 +13,7 @@ const parsedQueries = new Map<string, BlocklistParams>();
  * few microseconds, and firewalls send the same few query strings over and over). A repeated parameter
  * becomes an array, as Elysia would give it.
  */
-function paramsOf(url: string): BlocklistParams {
+export function paramsOf(url: string): BlocklistParams {
   const at = url.indexOf("?");
   const search = at < 0 ? "" : url.slice(at + 1);
   let params = parsedQueries.get(search);
@@ -32,22 +30,14 @@ function paramsOf(url: string): BlocklistParams {
   return params;
 }
 
-export function blocklistRoutes(services: Services, auth: AuthPlugin) {
-  const blocklist = services.blocklists;
-  return new Elysia().use(auth).get(
-    "/v1/ip/blocklist",
-    ({ request, set }) => {
-      const answer = blocklist.answer(paramsOf(request.url), request.headers.get("if-none-match"));
-      // A returned Response bypasses `set`: carry over what the auth macro put there (X-RateLimit-*).
-      const headers = set.headers as Record<string, string>;
-      headers.etag = answer.etag;
-      // Firewalls poll: a cache may keep the list, but must ask (If-None-Match) before reusing it.
-      headers["cache-control"] = "private, no-cache";
-      if (answer.status === 304) return new Response(null, { status: 304, headers });
-      headers["content-type"] = answer.contentType;
-      headers["x-blocklist-count"] = String(answer.count);
-      return new Response(answer.body, { status: 200, headers });
-    },
-    { auth: "key" },
-  );
+/** The headers of a blocklist answer: its ETag, the cache rule, and for a 200 the type and count. */
+export function blocklistHeaders(answer: BlocklistAnswer, headers: Record<string, string>): Record<string, string> {
+  headers.etag = answer.etag;
+  // Firewalls poll: a cache may keep the list, but must ask (If-None-Match) before reusing it.
+  headers["cache-control"] = "private, no-cache";
+  if (answer.status === 200) {
+    headers["content-type"] = answer.contentType;
+    headers["x-blocklist-count"] = String(answer.count);
+  }
+  return headers;
 }

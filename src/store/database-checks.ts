@@ -79,13 +79,18 @@ export interface ScoredRow {
   score: number;
   total: number;
   verified: number;
+  categoriesMask: number;
+  lastCategory: string | null;
   scoredAt: number;
 }
 
 /** Every `addresses` row with the time it was scored at, for comparing it with a fresh score. */
 export function* scoredRows(sqlite: Database): Generator<ScoredRow> {
   yield* sqlite
-    .prepare<ScoredRow, []>("SELECT ip, reputation_score AS score, total_reports AS total, verified_reports AS verified, scored_at AS scoredAt FROM addresses")
+    .prepare<ScoredRow, []>(
+      `SELECT ip, reputation_score AS score, total_reports AS total, verified_reports AS verified, categories_mask AS categoriesMask,
+              last_category AS lastCategory, scored_at AS scoredAt FROM addresses`,
+    )
     .iterate();
 }
 

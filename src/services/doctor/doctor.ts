@@ -5,6 +5,7 @@
 import type { Database } from "bun:sqlite";
 import { parseIp } from "../../domain/ip";
 import type { ScoringParameters } from "../../domain/scoring";
+import { categoriesFromMask, categoryAt } from "../../domain/categories";
 import { fileProblem, foreignKeyProblems, integrityProblems, missingTables, reportedWithoutRow, scoredRows } from "../../store/database-checks";
 import type { Store } from "../../store/database";
 import { createAddressScorer } from "../reports/scorer";
@@ -48,6 +49,13 @@ export function databaseFindings(store: Store, params: ScoringParameters, listin
     const total = fresh?.totalReports ?? 0;
     if (score !== row.score || total !== row.total || (fresh?.verifiedReports ?? 0) !== row.verified) {
       disagree.push(`${row.ip}: stored score ${row.score} (${row.total} reports), its reports give ${score} (${total})`);
+      continue;
+    }
+    // The categories too: they decide which category blocklists list the address.
+    const mask = fresh?.categoriesMask ?? 0;
+    const last = fresh === null || fresh.lastCategoryBit < 0 ? null : categoryAt(fresh.lastCategoryBit);
+    if (mask !== row.categoriesMask || last !== row.lastCategory) {
+      disagree.push(`${row.ip}: stored categories ${categoriesFromMask(row.categoriesMask).join("|") || "none"} (last ${row.lastCategory ?? "none"}), its reports give ${categoriesFromMask(mask).join("|") || "none"} (last ${last ?? "none"})`);
     }
   }
   const orphans = reportedWithoutRow(sqlite);

@@ -63,6 +63,19 @@ describe("abuse-intel doctor", () => {
   });
 });
 
+describe("abuse-intel doctor and an address row's categories", () => {
+  test("a row whose categories disagree with its reports (it would be on the wrong category lists) is named", async () => {
+    const sqlite = new Database(db);
+    // SPAM is bit 0 and no report of 198.51.100.7 is SPAM; its score and counts are left as they are.
+    sqlite.exec("UPDATE addresses SET categories_mask = 1, last_category = 'SPAM' WHERE ip = '198.51.100.7'");
+    sqlite.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    sqlite.close();
+    const { stdout, code } = await run(["doctor"]);
+    expect(code).toBe(1);
+    expect(stdout).toContain("198.51.100.7: stored categories SPAM (last SPAM), its reports give");
+  });
+});
+
 describe("abuse-intel doctor with the server's scoring options", () => {
   test("rows scored with a 7-day half-life agree under --half-life-days 7, and not under the default", async () => {
     rmSync(dir, { recursive: true, force: true });

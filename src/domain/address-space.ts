@@ -27,6 +27,7 @@ const SPECIAL_RANGES: readonly (readonly [string, string])[] = [
   ["100::/64", "Discard-Only Address Block"],
   ["2001::/23", "IETF Protocol Assignments"],
   ["2001:db8::/32", "Documentation"],
+  ["3fff::/20", "Documentation"],
   ["2002::/16", "6to4"],
   ["fc00::/7", "Unique-Local"],
   ["fe80::/10", "Link-Local Unicast"],

@@ -50,7 +50,7 @@ describe("check", () => {
   });
 
   test("special-purpose ranges are not public; IPv6 is version 6", async () => {
-    for (const [ip, isPublic, version] of [["10.1.2.3", false, 4], ["192.0.2.1", false, 4], ["fe80::1", false, 6], ["2001:db8::1", false, 6], ["2606:4700::1111", true, 6]] as const) {
+    for (const [ip, isPublic, version] of [["10.1.2.3", false, 4], ["192.0.2.1", false, 4], ["fe80::1", false, 6], ["2001:db8::1", false, 6], ["3fff::1", false, 6], ["2606:4700::1111", true, 6]] as const) {
       const { data } = (await (await get(`/api/v2/check?ipAddress=${ip}`)).json()) as { data: { isPublic: boolean; ipVersion: number } };
       expect([ip, data.isPublic, data.ipVersion]).toEqual([ip, isPublic, version]);
     }

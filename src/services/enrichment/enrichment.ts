@@ -87,6 +87,7 @@ export function isSpecialPurpose(ip: Ip): boolean {
   if (w0 === 0 && w1 === 0 && w2 === 0xffff) return true; // IPv4-mapped, answered as IPv4 by the parser
   if (w0 === 0x01000000 && w1 === 0) return true; // 100::/64 discard
   if (w0 === 0x20010db8) return true; // 2001:db8::/32 documentation
+  if (w0 === 0x20010002 && w1 >>> 16 === 0) return true; // 2001:2::/48 benchmarking
   if (w0 >>> 12 === 0x3fff0) return true; // 3fff::/20 documentation
   if (w0 >>> 25 === 0x7e) return true; // fc00::/7 unique local
   if (w0 >>> 22 === 0x3fa) return true; // fe80::/10 link-local

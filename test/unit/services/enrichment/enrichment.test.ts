@@ -84,6 +84,7 @@ describe("built-in data", async () => {
     ["fd12:3456::1", ipv6("fd12:3456::1", [0xfd12, 0x3456, 0, 0, 0, 0, 0, 1])],
     ["2001:db8::1", ipv6("2001:db8::1", [0x2001, 0xdb8, 0, 0, 0, 0, 0, 1])],
     ["3fff::1", ipv6("3fff::1", [0x3fff, 0, 0, 0, 0, 0, 0, 1])],
+    ["2001:2::1", ipv6("2001:2::1", [0x2001, 2, 0, 0, 0, 0, 0, 1])],
     ["ff02::1", ipv6("ff02::1", [0xff02, 0, 0, 0, 0, 0, 0, 1])],
   ])("%s (special-purpose) is unknown", (_text, ip) => {
     expect(isSpecialPurpose(ip)).toBe(true);
@@ -97,6 +98,7 @@ describe("built-in data", async () => {
     ["223.255.255.255", ipv4("223.255.255.255")],
     ["2001:4860::1", ipv6("2001:4860::1", [0x2001, 0x4860, 0, 0, 0, 0, 0, 1])],
     ["2001:db9::1", ipv6("2001:db9::1", [0x2001, 0xdb9, 0, 0, 0, 0, 0, 1])],
+    ["2001:2:1::1", ipv6("2001:2:1::1", [0x2001, 2, 1, 0, 0, 0, 0, 1])],
     ["fec0::1", ipv6("fec0::1", [0xfec0, 0, 0, 0, 0, 0, 0, 1])],
   ])("%s is not special-purpose", (_text, ip) => {
     expect(isSpecialPurpose(ip)).toBe(false);

@@ -75,9 +75,19 @@ export function aggregateSortedIpv4(values: ArrayLike<number>, emit: Ipv4BlockSi
 // ---------------------------------------------------------------------------------------------------------
 // IPv6: 128-bit arithmetic on four unsigned 32-bit words, most significant first (no BigInt).
 
-function compareWords(a: ArrayLike<number>, b: ArrayLike<number>): number {
+/** Compares two IPv6 addresses given as four words, most significant first. */
+export function compareWords(a: ArrayLike<number>, b: ArrayLike<number>): number {
   for (let i = 0; i < 4; i++) if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
   return 0;
+}
+
+/** The last address of the IPv6 network `words`/`prefixLength`, into `out` (a new array by default). */
+export function lastOfIpv6Network(words: ArrayLike<number>, prefixLength: number, out: Uint32Array = new Uint32Array(4)): Uint32Array {
+  for (let i = 0; i < 4; i++) {
+    const bits = prefixLength - 32 * i;
+    out[i] = bits >= 32 ? words[i] : bits <= 0 ? 0xffffffff : (words[i] | (0xffffffff >>> bits)) >>> 0;
+  }
+  return out;
 }
 
 /** a += 2^bits; returns false when the sum passes the top of the address space. */
@@ -181,15 +191,6 @@ export class Ipv6CidrAggregator {
 // ---------------------------------------------------------------------------------------------------------
 // Typed convenience: addresses and networks in, CIDRs out.
 
-function lastWordsOf(cidr: Cidr): Uint32Array {
-  const words = Uint32Array.from((cidr.network as { words: Uint32Array }).words);
-  for (let i = 0; i < 4; i++) {
-    const bits = Math.min(32, Math.max(0, cidr.prefixLength - 32 * i));
-    if (bits < 32) words[i] = (words[i] | (bits === 0 ? 0xffffffff : 0xffffffff >>> bits)) >>> 0;
-  }
-  return words;
-}
-
 /**
  * The smallest set of CIDR blocks covering exactly the given addresses and networks. Input: IPv4 items, then
  * IPv6 items, each family ascending by first address (the order of `compareIp`); duplicates and overlaps are
@@ -221,7 +222,7 @@ export function* aggregateCidrs(items: Iterable<Ip | Cidr>): Generator<Cidr> {
         v4.finish();
         sawIpv6 = true;
       }
-      v6.add(ip.words, isCidr ? lastWordsOf(item) : ip.words);
+      v6.add(ip.words, isCidr ? lastOfIpv6Network(ip.words, item.prefixLength) : ip.words);
     }
     while (ready.length > 0) yield ready.shift() as Cidr;
   }
@@ -270,15 +271,6 @@ export function emitIpv6Outside(network: ArrayLike<number>, prefixLength: number
     }
   });
   if (!pastTheTop && compareWords(next, last) <= 0) emitIpv6Range(next, last, emit);
-}
-
-function lastOfIpv6Network(words: ArrayLike<number>, prefixLength: number): Uint32Array {
-  const out = new Uint32Array(4);
-  for (let i = 0; i < 4; i++) {
-    const bits = prefixLength - 32 * i;
-    out[i] = bits >= 32 ? words[i] : bits <= 0 ? 0xffffffff : (words[i] | (0xffffffff >>> bits)) >>> 0;
-  }
-  return out;
 }
 
 /** a -= 1 (a is not zero). */

@@ -31,7 +31,7 @@
 //   empty when unknown. Lines end with "\n".
 // The nft and ipset scripts start with `#` comment lines naming the time, the count and the filters.
 
-import { Ipv4CidrAggregator, Ipv6CidrAggregator } from "../aggregate";
+import { Ipv4CidrAggregator, Ipv6CidrAggregator, lastOfIpv6Network } from "../aggregate";
 import { categoriesFromMask } from "../categories";
 import type { IpVersion } from "../ip";
 import { RISK_LEVELS, type RiskCode } from "../risk";
@@ -160,15 +160,6 @@ function commentLines(head: BlocklistHead, how: string): string {
   );
 }
 
-/** The last address of an IPv6 network, into `out`. */
-function lastOfV6(words: ArrayLike<number>, prefixLength: number, out: Uint32Array): Uint32Array {
-  for (let i = 0; i < 4; i++) {
-    const bits = prefixLength - 32 * i;
-    out[i] = bits >= 32 ? words[i] : bits <= 0 ? 0xffffffff : (words[i] | (0xffffffff >>> bits)) >>> 0;
-  }
-  return out;
-}
-
 // ---------------------------------------------------------------------------------------------------------
 // The formats
 
@@ -232,7 +223,7 @@ const FORMATS: Record<BlocklistFormat, (head: BlocklistHead) => FormatWriter> = 
           v4.finish();
           inV6 = true;
         }
-        v6.add(c.v6, c.prefixLength === 128 ? c.v6 : lastOfV6(c.v6, c.prefixLength, last6));
+        v6.add(c.v6, c.prefixLength === 128 ? c.v6 : lastOfIpv6Network(c.v6, c.prefixLength, last6));
       },
       end(out) {
         w = out;

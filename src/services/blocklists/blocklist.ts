@@ -16,6 +16,7 @@
 // the request but the time this server first saw the list's current state: the same tag always goes with the
 // same body.
 
+import { compareWords, lastOfIpv6Network } from "../../domain/aggregate";
 import { type Clock, isoTime } from "../../domain/clock";
 import { type BlocklistFilters, type BlocklistFormat, type BlocklistParams, filtersKey, parseBlocklistParams } from "../../domain/blocklist/query";
 import { type BlocklistCursor, type BlocklistRenderer, CONTENT_TYPES, createRenderer } from "../../domain/blocklist/formats";
@@ -152,7 +153,7 @@ export function selectBlocklist(index: ReputationIndex, allowlist: CidrSet, filt
         if (!checkAllow || !allowlist.containsV6(network)) add(slot, network, 128);
         continue;
       }
-      lastOfNetwork(network, len, coveredTo);
+      lastOfIpv6Network(network, len, coveredTo);
       covering = true;
       if (checkAllow) allowlist.eachBlockOutsideV6(network, len, (block, blockLength) => add(slot, block, blockLength));
       else add(slot, network, len);
@@ -200,18 +201,6 @@ function grownPrefixes(a: Uint8Array, full: number): Uint8Array {
   const grown = new Uint8Array(Math.max(16, a.length * 2)).fill(full);
   grown.set(a);
   return grown;
-}
-
-function compareWords(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  for (let i = 0; i < 4; i++) if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
-  return 0;
-}
-
-function lastOfNetwork(words: ArrayLike<number>, prefixLength: number, out: Uint32Array): void {
-  for (let i = 0; i < 4; i++) {
-    const bits = prefixLength - 32 * i;
-    out[i] = bits >= 32 ? words[i] : bits <= 0 ? 0xffffffff : (words[i] | (0xffffffff >>> bits)) >>> 0;
-  }
 }
 
 /** A cursor over a selection, for the renderers. */

@@ -30,16 +30,26 @@ type RouteRequest = Request & { params: Record<string, string> };
 export function fastRoutes(services: Services) {
   const respond = jsonResponder(services);
   const outcomes = requestOutcomes(services);
-  const { reputation } = services;
-  const reputationOf = (ip: string) => reputation.reputationBody(pathAddress(ip));
-  const bulkOf = (body: unknown) => reputation.bulkBody(bulkInputsOf(body));
+  const { reputation, blocklists } = services;
+
+  /** The answers of the routes, made once: each takes the counted request's principal, what is left, its input. */
+  type Answer<I> = (principal: Principal, remaining: number | null, input: I) => Response;
+  const reputationAnswer: Answer<string> = (principal, remaining, ip) => respond(principal, remaining, reputation.reputationBody(pathAddress(ip)));
+  const bulkAnswer: Answer<unknown> = (principal, remaining, body) => respond(principal, remaining, reputation.bulkBody(bulkInputsOf(body)));
+  /** A blocklist, or a 304 when the client's ETag is current. */
+  const blocklistAnswer: Answer<Request> = (principal, remaining, request) => {
+    const headers: Record<string, string | number> = {};
+    if (remaining !== null) setRateLimitHeaders(services, principal, remaining, headers);
+    const answer = blocklists.answer(paramsOf(request.url), request.headers.get("if-none-match"));
+    return new Response(answer.status === 304 ? null : answer.body, { status: answer.status, headers: blocklistHeaders(answer, stringHeaders(headers)) });
+  };
 
   /**
-   * The answer `content(input)` makes for a counted request, or the contract's error body for what was thrown (with
-   * the rate-limit headers once the request was counted); counted and logged. An `input` that is an Error is what
-   * reading the request threw: answered before any credential is looked at. No closure or header bag per request.
+   * The answer for a counted request, or the contract's error body for what was thrown (with the rate-limit
+   * headers once the request was counted); counted and logged. An `input` that is an Error is what reading the
+   * request threw: answered before any credential is looked at. No closure or header bag per request.
    */
-  function served<I>(route: string, request: Request, started: number, input: I, content: (input: I) => string | Uint8Array): Response {
+  function served<I>(route: string, request: Request, started: number, input: I | Error, answer: Answer<I>): Response {
     let principal: Principal | null = null;
     let remaining: number | null = null;
     let response: Response;
@@ -47,7 +57,7 @@ export function fastRoutes(services: Services) {
       if (input instanceof Error) throw input;
       principal = authenticate(services, request, "key");
       remaining = takeRequest(services, principal);
-      response = respond(principal, remaining, content(input));
+      response = answer(principal, remaining, input);
     } catch (error) {
       const headers: Record<string, string | number> = {};
       if (principal !== null && remaining !== null) setRateLimitHeaders(services, principal, remaining, headers);
@@ -57,29 +67,10 @@ export function fastRoutes(services: Services) {
     return response;
   }
 
-  /** A blocklist (a 304 when the client's ETag is current), with the rate-limit headers; errors as in `served`. */
-  function blocklist(request: Request): Response {
-    const started = performance.now();
-    const headers: Record<string, string | number> = {};
-    let response: Response;
-    try {
-      const principal = authenticate(services, request, "key");
-      const remaining = takeRequest(services, principal);
-      if (remaining !== null) setRateLimitHeaders(services, principal, remaining, headers);
-      const answer = services.blocklists.answer(paramsOf(request.url), request.headers.get("if-none-match"));
-      const all = blocklistHeaders(answer, stringHeaders(headers));
-      response = answer.status === 304 ? new Response(null, { status: 304, headers: all }) : new Response(answer.body, { status: 200, headers: all });
-    } catch (error) {
-      response = errorResponse(outcomes.failed(error), stringHeaders(headers));
-    }
-    outcomes.answered(request, BLOCKLIST_ROUTE, response.status, started);
-    return response;
-  }
-
   return {
     // GET only (Bun answers HEAD with it): a route given as a bare function takes every method.
-    [BLOCKLIST_ROUTE]: { GET: blocklist },
-    [REPUTATION_ROUTE]: { GET: (request: RouteRequest) => served(REPUTATION_ROUTE, request, performance.now(), request.params.ip, reputationOf) },
+    [BLOCKLIST_ROUTE]: { GET: (request: Request) => served(BLOCKLIST_ROUTE, request, performance.now(), request, blocklistAnswer) },
+    [REPUTATION_ROUTE]: { GET: (request: RouteRequest) => served(REPUTATION_ROUTE, request, performance.now(), request.params.ip, reputationAnswer) },
     [BULK_ROUTE]: {
       POST: async (request: Request) => {
         const started = performance.now();
@@ -89,7 +80,7 @@ export function fastRoutes(services: Services) {
         } catch (error) {
           body = error;
         }
-        return served(BULK_ROUTE, request, started, body, bulkOf);
+        return served(BULK_ROUTE, request, started, body, bulkAnswer);
       },
     },
   };

@@ -139,12 +139,9 @@ export class ThreatService {
         const ip = parseIp(r.ip);
         window.add({ id: r.id, ip, category: r.category as Category, atMs: r.createdAt, asn: this.asnOf(ip) });
       }
-      if (window.size <= this.windowReports) return;
-      // Over the limit: first the reports the window has slid past (the pass would forget them at its end), then,
-      // if that was not enough, the oldest: so `dropped` counts only reports that leave before their time.
-      const cutTo = Math.floor(this.windowReports * WINDOW_CUT_TO);
-      await inTurns(window.forgetBeforeInSteps(start, chunk));
-      if (window.size > cutTo) dropped += await inTurns(window.forgetOldestInSteps(cutTo, chunk));
+      // Over the limit, the oldest leave (the ones the window slid past went before any row was read, and every row
+      // read is dated at or after `start`): `dropped` counts only reports that leave before their time.
+      if (window.size > this.windowReports) dropped += await inTurns(window.forgetOldestInSteps(Math.floor(this.windowReports * WINDOW_CUT_TO), chunk));
     };
     const { throughId, rejected, datedSince, datedAfter } = inReadTransaction(this.store, () => {
       const throughId = stmt.lastId.get()!.id;
@@ -158,6 +155,7 @@ export class ThreatService {
       };
     });
     for (const r of rejected) window.remove(r.id);
+    await inTurns(window.forgetBeforeInSteps(start, chunk));
     await take(datedSince);
     // The whole window in created_at order, or what was stored since the last pass in id order: after the last row
     // of the chunk before.
@@ -171,7 +169,6 @@ export class ThreatService {
       last = rows[rows.length - 1]!;
       await nextTurn();
     }
-    await inTurns(window.forgetBeforeInSteps(start, chunk));
     const patterns = await inTurns(window.takePatternsInSteps(chunk));
     const threatIds: string[] = [];
     if (patterns.length > 0) {

@@ -4,6 +4,7 @@
 // imported reports in one statement; and the imported addresses with their counting reports in address order.
 
 import type { Database } from "bun:sqlite";
+import { NEWEST_REPORT_ID_SQL } from "./reports";
 
 /** The index of `reports` on (ip, created_at): the importer builds it first and reads the addresses from it. */
 export const ADDRESS_INDEX = "reports_ip_created";
@@ -37,7 +38,7 @@ export function reportImportStatements(sqlite: Database) {
     },
     setCacheKib: (kib: number) => sqlite.exec(`PRAGMA cache_size = -${Math.max(1, Math.floor(kib))}`),
     /** The highest report id so far: the import's reports are the ones above it. */
-    lastReportId: (): number => (sqlite.query("SELECT coalesce(max(id), 0) AS id FROM reports").get() as { id: number }).id,
+    lastReportId: (): number => (sqlite.query(NEWEST_REPORT_ID_SQL).get() as { id: number }).id,
     reportCount: (): number => (sqlite.query("SELECT count(*) AS n FROM reports").get() as { n: number }).n,
     /** Drops the secondary indexes of `reports` and returns their definitions, to be run again by `restore`. */
     dropReportIndexes: (): SavedIndex[] => dropSchemaObjects(sqlite, "reports", ["index"]),

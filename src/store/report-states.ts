@@ -3,7 +3,7 @@
 
 import type { Database } from "bun:sqlite";
 import type { ReportStatus } from "../domain/scoring";
-import { DATED_AFTER_SQL, type ReportSource } from "./reports";
+import { DATED_AFTER_SQL, NEWEST_REPORT_ID_SQL, type ReportSource } from "./reports";
 
 export interface ReportRow {
   id: number;
@@ -64,7 +64,7 @@ export function reportStateStatements(sqlite: Database) {
       `SELECT count(DISTINCT reporter_id) >= ? AND sum(status = 'pending') > 0 AS eligible FROM reports
         WHERE ip = ? AND category = ? AND status IN ('pending', 'verified') AND created_at >= ? AND created_at <= ?`,
     ),
-    lastReportId: sqlite.prepare<{ id: number }, []>("SELECT coalesce(max(id), 0) AS id FROM reports"),
+    lastReportId: sqlite.prepare<{ id: number }, []>(NEWEST_REPORT_ID_SQL),
     datedAfter: sqlite.prepare<{ found: number }, [number, number]>(DATED_AFTER_SQL),
     readCursor: sqlite.prepare<{ value: string }, [string]>("SELECT value FROM meta WHERE key = ?"),
     writeCursor: sqlite.prepare<never, [string, string]>(

@@ -84,6 +84,9 @@ export function importStatements(sqlite: Database) {
   };
 }
 
+/** The newest report's id (0 with none): where a pass that reads up to "now" stops. */
+export const NEWEST_REPORT_ID_SQL = "SELECT coalesce(max(id), 0) AS id FROM reports";
+
 /**
  * Whether a report up to an id is dated after a time (a clock ahead): the jobs that read reports since their last
  * pass look at those dated since only when one was. Through the created_at index: it reads only such reports.

@@ -3,7 +3,7 @@
 
 import type { Database } from "bun:sqlite";
 import type { ThreatKind } from "../domain/webhook-payload";
-import { DATED_AFTER_SQL } from "./reports";
+import { DATED_AFTER_SQL, NEWEST_REPORT_ID_SQL } from "./reports";
 
 export interface ThreatRow {
   id: number;
@@ -61,7 +61,7 @@ export function detectionStatements(sqlite: Database) {
     rejected: sqlite.prepare<{ id: number }, [number, number]>(
       "SELECT id FROM reports WHERE status = 'rejected' AND created_at >= ? AND created_at <= ?",
     ),
-    lastId: sqlite.prepare<{ id: number }, []>("SELECT coalesce(max(id), 0) AS id FROM reports"),
+    lastId: sqlite.prepare<{ id: number }, []>(NEWEST_REPORT_ID_SQL),
     datedAfter: sqlite.prepare<{ found: number }, [number, number]>(DATED_AFTER_SQL),
     detectedSince: sqlite.prepare<{ id: number }, [string, number]>("SELECT id FROM threats WHERE pattern_key = ? AND detected_at > ? LIMIT 1"),
     insert: sqlite.prepare<{ id: number }, [string, string, string, number | null, string | null, number, string, number, number, number]>(

@@ -3,7 +3,7 @@
 // range is cut into its maximal aligned blocks as soon as a gap closes it, so output streams with the input.
 // The maximal aligned blocks of a set are its unique smallest cover, which is what the tests check.
 
-import { type Cidr, type Ip, formatIpv6, ipFromWords, ipv4FromNumber } from "./ip";
+import { type Cidr, compareWords, type Ip, formatIpv6, ipFromWords, ipv4FromNumber, lastOfIpv6Network } from "./ip";
 
 /** Receives each IPv4 block of the cover, in ascending order. */
 export type Ipv4BlockSink = (network: number, prefixLength: number) => void;
@@ -74,21 +74,6 @@ export function aggregateSortedIpv4(values: ArrayLike<number>, emit: Ipv4BlockSi
 
 // ---------------------------------------------------------------------------------------------------------
 // IPv6: 128-bit arithmetic on four unsigned 32-bit words, most significant first (no BigInt).
-
-/** Compares two IPv6 addresses given as four words, most significant first. */
-export function compareWords(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  for (let i = 0; i < 4; i++) if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
-  return 0;
-}
-
-/** The last address of the IPv6 network `words`/`prefixLength`, into `out` (a new array by default). */
-export function lastOfIpv6Network(words: ArrayLike<number>, prefixLength: number, out: Uint32Array = new Uint32Array(4)): Uint32Array {
-  for (let i = 0; i < 4; i++) {
-    const bits = prefixLength - 32 * i;
-    out[i] = bits >= 32 ? words[i] : bits <= 0 ? 0xffffffff : (words[i] | (0xffffffff >>> bits)) >>> 0;
-  }
-  return out;
-}
 
 /** a += 2^bits; returns false when the sum passes the top of the address space. */
 function addPowerOfTwo(a: Uint32Array, bits: number): boolean {
@@ -262,9 +247,9 @@ export function emitIpv6Outside(network: ArrayLike<number>, prefixLength: number
     if (compareWords(hole, next) > 0) {
       before.set(hole as ArrayLike<number>);
       subtractOne(before);
-      emitIpv6Range(Uint32Array.from(next), before, emit);
+      emitIpv6Range(next, before, emit);
     }
-    end.set(lastOfIpv6Network(hole, holeLength));
+    lastOfIpv6Network(hole, holeLength, end);
     if (compareWords(end, next) >= 0) {
       next.set(end);
       pastTheTop = !addPowerOfTwo(next, 0);

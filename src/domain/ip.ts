@@ -363,12 +363,23 @@ export function firstAndLastOf(cidr: Cidr): { first: Ip; last: Ip } {
     const hostMask = ~ipv4Mask(cidr.prefixLength) >>> 0;
     return { first: net, last: ipv4FromNumber((net.value | hostMask) >>> 0) };
   }
-  const last = new Uint32Array(4);
-  for (let i = 0; i < 4; i++) {
-    const bits = Math.min(32, Math.max(0, cidr.prefixLength - 32 * i));
-    last[i] = (net.words[i] | ~ipv4Mask(bits)) >>> 0;
-  }
+  const last = lastOfIpv6Network(net.words, cidr.prefixLength);
   return { first: net, last: { version: 6, words: last, text: formatIpv6(last) } };
+}
+
+/** Compares two IPv6 addresses given as four words, most significant first. */
+export function compareWords(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  for (let i = 0; i < 4; i++) if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
+  return 0;
+}
+
+/** The last address of the IPv6 network `words`/`prefixLength`, into `out` (a new array by default). */
+export function lastOfIpv6Network(words: ArrayLike<number>, prefixLength: number, out: Uint32Array = new Uint32Array(4)): Uint32Array {
+  for (let i = 0; i < 4; i++) {
+    const bits = prefixLength - 32 * i;
+    out[i] = bits >= 32 ? words[i] : bits <= 0 ? 0xffffffff : (words[i] | (0xffffffff >>> bits)) >>> 0;
+  }
+  return out;
 }
 
 /** Whether `ip` lies inside `cidr` (always false across families). */

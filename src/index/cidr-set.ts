@@ -1,7 +1,7 @@
 // A set of IPv4/IPv6 networks (CIDRs) with an id each, answering "which networks contain this address" through
 // the radix trees: used for the allowlist and, later, listed networks of feeds.
 
-import { emitIpv4Outside, emitIpv6Outside, type Ipv4BlockSink, type Ipv6BlockSink } from "../domain/aggregate";
+import { emitIpv4Outside, emitIpv6Outside, type Ipv4BlockSink } from "../domain/aggregate";
 import type { Cidr, Ip } from "../domain/ip";
 import { NOT_FOUND } from "./radix-common";
 import { RadixTree4 } from "./radix4";
@@ -54,13 +54,16 @@ export class CidrSet {
   eachBlockOutsideV4(network: number, prefixLength: number, emit: Ipv4BlockSink): void {
     if (this.v4.size === 0) return emit(network, prefixLength);
     if (this.v4.longestMatch(network, prefixLength) !== NOT_FOUND) return;
-    emitIpv4Outside(network, prefixLength, (visit) => void this.v4.walkSubtree(network, prefixLength, (hole, holeLength) => void visit(hole, holeLength)), emit);
+    // An address the set does not hold is outside it whole.
+    if (prefixLength === 32) return emit(network, 32);
+    emitIpv4Outside(network, prefixLength, (visit) => void this.v4.walkSubtree(network, prefixLength, visit), emit);
   }
 
-  /** eachBlockOutsideV4 for IPv6 (a block's words are a scratch array: copy them to keep them). */
-  eachBlockOutsideV6(network: ArrayLike<number>, prefixLength: number, emit: Ipv6BlockSink): void {
-    if (this.v6.size === 0) return emit(Uint32Array.from(network as ArrayLike<number>), prefixLength);
+  /** eachBlockOutsideV4 for IPv6 (a block's words may be a scratch array: copy them to keep them). */
+  eachBlockOutsideV6(network: ArrayLike<number>, prefixLength: number, emit: (network: ArrayLike<number>, prefixLength: number) => void): void {
+    if (this.v6.size === 0) return emit(network, prefixLength);
     if (this.v6.longestMatch(network, prefixLength) !== NOT_FOUND) return;
-    emitIpv6Outside(network, prefixLength, (visit) => void this.v6.walkSubtree(network, prefixLength, (hole, holeLength) => void visit(hole, holeLength)), emit);
+    if (prefixLength === 128) return emit(network, 128);
+    emitIpv6Outside(network, prefixLength, (visit) => void this.v6.walkSubtree(network, prefixLength, visit), emit);
   }
 }

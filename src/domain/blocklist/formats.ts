@@ -31,9 +31,9 @@
 //   empty when unknown. Lines end with "\n".
 // The nft and ipset scripts start with `#` comment lines naming the time, the count and the filters.
 
-import { Ipv4CidrAggregator, Ipv6CidrAggregator, lastOfIpv6Network } from "../aggregate";
+import { Ipv4CidrAggregator, Ipv6CidrAggregator } from "../aggregate";
+import { type IpVersion, lastOfIpv6Network } from "../ip";
 import { categoriesFromMask } from "../categories";
-import type { IpVersion } from "../ip";
 import { RISK_LEVELS, type RiskCode } from "../risk";
 import { ChunkWriter, chunksToString } from "./chunk-writer";
 import { type BlocklistFilters, type BlocklistFormat, describeFilters, filtersView } from "./query";

@@ -16,7 +16,7 @@
 // the request but the time this server first saw the list's current state: the same tag always goes with the
 // same body.
 
-import { compareWords, lastOfIpv6Network } from "../../domain/aggregate";
+import { compareWords, lastOfIpv6Network } from "../../domain/ip";
 import { type Clock, isoTime } from "../../domain/clock";
 import { type BlocklistFilters, type BlocklistFormat, type BlocklistParams, filtersKey, parseBlocklistParams } from "../../domain/blocklist/query";
 import { type BlocklistCursor, type BlocklistRenderer, CONTENT_TYPES, createRenderer } from "../../domain/blocklist/formats";
@@ -70,7 +70,6 @@ export function selectBlocklist(index: ReputationIndex, allowlist: CidrSet, filt
   const categories = index.categories;
   const minRisk = filters.minimumRiskCode;
   const mask = filters.categoriesMask;
-  const checkAllow = allowlist.size > 0;
   const capacity4 = filters.ipVersion === 6 ? 0 : index.v4.size;
   const capacity6 = filters.ipVersion === 4 ? 0 : index.v6.size;
   let details: SelectionDetails | null = options.details ? detailsOf(capacity4 + capacity6) : null;
@@ -92,7 +91,9 @@ export function selectBlocklist(index: ReputationIndex, allowlist: CidrSet, filt
   if (capacity4 > 0) {
     const cursor = index.v4.cursor();
     let coveredTo = -1;
-    const add = (slot: number, network: number, len: number) => {
+    // The entry being walked: `add` is handed to the allowlist's cut once, not a closure per entry.
+    let slot = 0;
+    const add = (network: number, len: number) => {
       if (n4 === v4.length) {
         v4 = grownUint32(v4);
         if (v4Prefix !== null) v4Prefix = grownPrefixes(v4Prefix, 32);
@@ -107,17 +108,12 @@ export function selectBlocklist(index: ReputationIndex, allowlist: CidrSet, filt
     while (cursor.next()) {
       const network = cursor.network;
       if (network <= coveredTo) continue;
-      const slot = cursor.value;
+      slot = cursor.value;
       if (risk[slot] < minRisk) continue;
       if (mask !== 0 && (categories[slot] & mask) === 0) continue;
       const len = cursor.prefixLength;
-      if (len === 32) {
-        if (!checkAllow || !allowlist.containsV4(network)) add(slot, network, 32);
-        continue;
-      }
-      coveredTo = network + 2 ** (32 - len) - 1;
-      if (checkAllow) allowlist.eachBlockOutsideV4(network, len, (block, blockLength) => add(slot, block, blockLength));
-      else add(slot, network, len);
+      if (len !== 32) coveredTo = network + 2 ** (32 - len) - 1;
+      allowlist.eachBlockOutsideV4(network, len, add);
     }
   }
 
@@ -129,7 +125,8 @@ export function selectBlocklist(index: ReputationIndex, allowlist: CidrSet, filt
     const cursor = index.v6.cursor();
     const coveredTo = new Uint32Array(4);
     let covering = false;
-    const add = (slot: number, network: ArrayLike<number>, len: number) => {
+    let slot = 0;
+    const add = (network: ArrayLike<number>, len: number) => {
       if (n6 * 4 === v6.length) {
         v6 = grownUint32(v6);
         if (v6Prefix !== null) v6Prefix = grownPrefixes(v6Prefix, 128);
@@ -145,18 +142,15 @@ export function selectBlocklist(index: ReputationIndex, allowlist: CidrSet, filt
     while (cursor.next()) {
       const network = cursor.network;
       if (covering && compareWords(network, coveredTo) <= 0) continue;
-      const slot = cursor.value;
+      slot = cursor.value;
       if (risk[slot] < minRisk) continue;
       if (mask !== 0 && (categories[slot] & mask) === 0) continue;
       const len = cursor.prefixLength;
-      if (len === 128) {
-        if (!checkAllow || !allowlist.containsV6(network)) add(slot, network, 128);
-        continue;
+      if (len !== 128) {
+        lastOfIpv6Network(network, len, coveredTo);
+        covering = true;
       }
-      lastOfIpv6Network(network, len, coveredTo);
-      covering = true;
-      if (checkAllow) allowlist.eachBlockOutsideV6(network, len, (block, blockLength) => add(slot, block, blockLength));
-      else add(slot, network, len);
+      allowlist.eachBlockOutsideV6(network, len, add);
     }
   }
 

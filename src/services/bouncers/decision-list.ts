@@ -34,7 +34,6 @@ export function currentDecisions(index: ReputationIndex, allowlist: CidrSet, fil
   const minRisk = riskCode(filter.minimumRisk);
   const mask = filter.categories && filter.categories.length > 0 ? maskOf(filter.categories) : 0;
   const { risk, categories } = index;
-  const checkAllow = allowlist.size > 0;
   const listed = (slot: number) => risk[slot] >= minRisk && (mask === 0 || (categories[slot] & mask) !== 0);
 
   let ids = new Float64Array(Math.max(16, index.v4.size + index.v6.size));
@@ -61,10 +60,7 @@ export function currentDecisions(index: ReputationIndex, allowlist: CidrSet, fil
     if (!listed(c4.value)) continue;
     const network = c4.network;
     const len = c4.prefixLength;
-    if (!checkAllow) pushV4(network, len);
-    else if (len === 32) {
-      if (!allowlist.containsV4(network)) pushV4(network, 32);
-    } else allowlist.eachBlockOutsideV4(network, len, pushV4);
+    allowlist.eachBlockOutsideV4(network, len, pushV4);
   }
   const v6 = new Map<number, { value: string; scope: "Ip" | "Range" }>();
   const pushV6 = (network: ArrayLike<number>, len: number) => {
@@ -75,11 +71,7 @@ export function currentDecisions(index: ReputationIndex, allowlist: CidrSet, fil
   const c6 = index.v6.cursor();
   while (c6.next()) {
     if (!listed(c6.value)) continue;
-    const len = c6.prefixLength;
-    if (!checkAllow) pushV6(c6.network, len);
-    else if (len === 128) {
-      if (!allowlist.containsV6(c6.network)) pushV6(c6.network, 128);
-    } else allowlist.eachBlockOutsideV6(c6.network, len, pushV6);
+    allowlist.eachBlockOutsideV6(c6.network, c6.prefixLength, pushV6);
   }
   // Native numeric sort, then drop repeats (an address listed itself and inside an expanded network).
   const sorted = ids.subarray(0, n).sort();

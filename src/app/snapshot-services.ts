@@ -54,11 +54,8 @@ export class StaticKeyCredentials extends Credentials {
     return this.hashes.has(digest(key)) ? STATIC_PRINCIPAL : null;
   }
 
-  override byJwt(): Principal | null {
-    return null;
-  }
-
-  override byConsoleJwt(): Principal | null {
+  /** No accounts here: no token of any kind is anyone's. */
+  protected override byToken(): Principal | null {
     return null;
   }
 

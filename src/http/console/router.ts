@@ -5,7 +5,6 @@
 
 import { AppError } from "../../domain/errors";
 import type { Services } from "../../services/services";
-import { loginEmail } from "../../services/accounts/accounts";
 import CONSOLE_CSS from "../assets/console.css" with { type: "text" };
 import CONSOLE_JS from "../assets/console.js" with { type: "text" };
 import { toAppError } from "../errors";
@@ -115,7 +114,7 @@ async function route(request: Request, url: URL, path: string, services: Service
     if (method !== "POST") throw new AppError("not_found", "No such page");
     const form = await readForm(request);
     try {
-      const token = await services.credentials.login(loginEmail(form.get("email") ?? ""), form.get("password") ?? "", "console");
+      const token = await services.credentials.login(form.get("email") ?? "", form.get("password") ?? "", "console");
       return redirect("/console", { "set-cookie": sessions.cookie(request, token.accessToken, token.expiresIn) });
     } catch (error) {
       const e = error instanceof AppError ? error : new AppError("unauthorized", "Invalid email or password");

@@ -231,7 +231,7 @@ export function parseUserPatch(raw: unknown): UserPatch {
   return patch;
 }
 
-/** A POST /v1/auth/login body → the normalized email and the password, or validation_failed. */
+/** A POST /v1/auth/login body → the email (the login normalizes it) and the password, or validation_failed. */
 export function parseLogin(raw: unknown): { email: string; password: string } {
   const body = asObject(raw);
   const check = new FieldCheck();
@@ -239,12 +239,7 @@ export function parseLogin(raw: unknown): { email: string; password: string } {
   if (typeof body.password !== "string" || body.password === "") check.fail("password", "is required and must be a string");
   check.done();
   // An email that is not one cannot have an account: it fails like a wrong password, not with a 400.
-  return { email: loginEmail(body.email as string), password: body.password as string };
-}
-
-/** An email as a login gives it, in the stored form's case and without surrounding space (the API and the console). */
-export function loginEmail(raw: string): string {
-  return raw.trim().toLowerCase();
+  return { email: body.email as string, password: body.password as string };
 }
 
 // ---- the first administrator ----

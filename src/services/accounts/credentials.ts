@@ -154,7 +154,7 @@ export class Credentials {
     return this.byToken(token, "console");
   }
 
-  private byToken(token: string, audience: TokenAudience): Principal | null {
+  protected byToken(token: string, audience: TokenAudience): Principal | null {
     const known = this.tokens.get(token);
     if (known !== undefined) {
       if (known.expiresAtMs <= this.deps.clock.now()) {
@@ -191,7 +191,9 @@ export class Credentials {
    * Checks an email and password under the lockout and issues a token. Wrong email or wrong password: the
    * same 401, and so does a disabled account (whatever the password).
    */
-  async login(email: string, password: string, audience: TokenAudience = "api"): Promise<AccessToken & { user: User }> {
+  async login(givenEmail: string, password: string, audience: TokenAudience = "api"): Promise<AccessToken & { user: User }> {
+    // As stored (lowercase), whoever calls: the API's login, the console's form.
+    const email = givenEmail.trim().toLowerCase();
     this.deps.loginThrottle.begin(email);
     let user: User | null = null;
     try {

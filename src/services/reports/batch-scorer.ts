@@ -29,6 +29,6 @@ export function startScoringWorker(): ScoringWorker {
     whenReady: (timeoutMs) => worker.whenReady(timeoutMs),
     // A batch is scored here when the worker is not (or no longer) usable: the batches it had fail the import.
     score: (batch) => (worker.usable ? worker.request(batch, batchBuffers(batch)) : Promise.resolve(scoreAddressBatch(batch))),
-    close: () => worker.close("close"),
+    close: () => worker.close(),
   };
 }

@@ -1,6 +1,6 @@
 // A worker thread of a large import (score-worker.ts, parse-worker.ts) as its importing thread talks to it: used
-// once it posts "ready", answering each request in the order sent. What the scoring and the
-// parsing clients share; each keeps its own messages and its own answer to a worker that fails (see them).
+// once it posts "ready", answering each request in the order sent, and leaving when it is sent "close". What the
+// scoring and the parsing clients share; each keeps its own messages and its own answer to a worker that fails (see them).
 
 export interface OrderedWorker<Request, Reply> {
   /** Resolves true once the worker said "ready", false when it failed or `timeoutMs` passed first. */
@@ -11,8 +11,8 @@ export interface OrderedWorker<Request, Reply> {
   request(message: Request, transfer?: ArrayBuffer[]): Promise<Reply>;
   /** Sends a message that has no reply. */
   send(message: unknown): void;
-  /** Asks a ready worker to leave by itself with `goodbye` (sparing the wait of terminate()); ends any other. */
-  close(goodbye: unknown): void;
+  /** Asks a ready worker to leave by itself with "close" (sparing the wait of terminate()); ends any other. */
+  close(): void;
 }
 
 /**
@@ -76,8 +76,8 @@ export function startOrderedWorker<Request, Reply>(specifier: string, failure: s
     send(message) {
       worker?.postMessage(message);
     },
-    close(goodbye) {
-      if (ready) worker?.postMessage(goodbye);
+    close() {
+      if (ready) worker?.postMessage("close");
       else worker?.terminate();
       worker = null;
     },

@@ -9,10 +9,10 @@ declare const self: Worker;
 
 let parser: PieceParser | null = null;
 
-self.onmessage = (event: MessageEvent<ParseRequest>) => {
-  const request = event.data;
+self.onmessage = (event: MessageEvent<ParseRequest | "close">) => {
   // Leaving by itself spares the importing thread the wait of terminate().
-  if (request.kind === "close") process.exit(0);
+  if (event.data === "close") process.exit(0);
+  const request = event.data;
   if (request.kind === "start") {
     parser = new PieceParser(request.options);
     return;

@@ -9,7 +9,7 @@ import { AppError, type ErrorCode } from "../../domain/errors";
 import type { ParseOptions } from "./import-csv";
 import { PieceParser, type RowBatch } from "./row-batch";
 
-export type ParseRequest = { kind: "start"; options: ParseOptions } | { kind: "piece"; text: string; final: boolean } | { kind: "close" };
+export type ParseRequest = { kind: "start"; options: ParseOptions } | { kind: "piece"; text: string; final: boolean };
 /** A piece's answer (before them the worker posts "ready"). */
 export type ParseReply = { kind: "rows"; batch: RowBatch } | { kind: "error"; code: ErrorCode | null; message: string };
 
@@ -36,7 +36,7 @@ export function inThreadParsers(options: ParseOptions): PieceParsers {
 export async function startParseWorker(options: ParseOptions, readyWithinMs: number): Promise<PieceParsers | null> {
   const worker = startOrderedWorker<ParseRequest, ParseReply>(importWorkerSpecifier("parse-worker.ts"), "the import's parsing worker failed");
   if (!(await worker.whenReady(readyWithinMs))) {
-    worker.close({ kind: "close" } satisfies ParseRequest);
+    worker.close();
     return null;
   }
   worker.send({ kind: "start", options: { nowMs: options.nowMs, params: options.params } } satisfies ParseRequest);
@@ -47,6 +47,6 @@ export async function startParseWorker(options: ParseOptions, readyWithinMs: num
       if (reply.kind === "rows") return reply.batch;
       throw reply.code === null ? new Error(reply.message) : new AppError(reply.code, reply.message);
     },
-    close: () => worker.close({ kind: "close" } satisfies ParseRequest),
+    close: () => worker.close(),
   };
 }

@@ -12,7 +12,7 @@ test("answers each request in the order sent, once it said it is ready", async (
   expect(await w.whenReady(10_000)).toBe(true);
   expect(w.usable).toBe(true);
   expect(await Promise.all([1, 2, 3, 4, 5].map((n) => w.request(n)))).toEqual([2, 4, 6, 8, 10]);
-  w.close("close");
+  w.close();
 });
 
 test("a worker that fails rejects what it had and every later request, and stops being usable", async () => {
@@ -24,7 +24,7 @@ test("a worker that fails rejects what it had and every later request, and stops
   expect(w.usable).toBe(false);
   await expect(w.request(1)).rejects.toThrow("echo failed");
   expect(await w.whenReady(10)).toBe(false);
-  w.close("close");
+  w.close();
 });
 
 test("a worker that never says it is ready is not usable after the wait, and close ends it", async () => {
@@ -33,7 +33,7 @@ test("a worker that never says it is ready is not usable after the wait, and clo
   expect(await w.whenReady(150)).toBe(false);
   expect(performance.now() - started).toBeGreaterThanOrEqual(140);
   expect(w.usable).toBe(false);
-  w.close("close");
+  w.close();
   await expect(w.request(1)).rejects.toThrow("mute failed");
 });
 
@@ -41,5 +41,5 @@ test("a script that cannot be loaded is a failed worker, not a thrown error", as
   const w = startOrderedWorker<number, number>(worker("no-such-worker.ts"), "missing failed");
   expect(await w.whenReady(10_000)).toBe(false);
   expect(w.usable).toBe(false);
-  w.close("close");
+  w.close();
 });

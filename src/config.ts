@@ -56,11 +56,13 @@ interface OptionSpec {
 }
 
 const asString = (raw: string) => raw;
-const asPort = (raw: string, name: string) => {
+/** A whole number from `min` to `max`; `what` describes it in the error ("a port number 0-65535"). */
+const asIntegerIn = (min: number, max: number, what: string) => (raw: string, name: string) => {
   const n = Number(raw);
-  if (!/^\d+$/.test(raw) || n < 0 || n > 65535) throw configError(`${name} must be a port number 0-65535, got "${raw}"`);
+  if (!/^\d+$/.test(raw) || n < min || n > max) throw configError(`${name} must be ${what}, got "${raw}"`);
   return n;
 };
+const asPort = asIntegerIn(0, 65535, "a port number 0-65535");
 const asPositiveNumber = (raw: string, name: string) => {
   const n = Number(raw);
   if (!Number.isFinite(n) || n <= 0) throw configError(`${name} must be a positive number, got "${raw}"`);
@@ -82,11 +84,7 @@ const asSeconds = (raw: string, name: string) => {
   if (!Number.isFinite(n) || n < 1) throw configError(`${name} must be a duration of at least 1 s (60, 60s, 5m), got "${raw}"`);
   return n;
 };
-const asReportCount = (raw: string, name: string) => {
-  const n = Number(raw);
-  if (!/^\d+$/.test(raw) || n < 1000 || n > 100_000_000) throw configError(`${name} must be a whole number of reports from 1000 to 100000000, got "${raw}"`);
-  return n;
-};
+const asReportCount = asIntegerIn(1000, 100_000_000, "a whole number of reports from 1000 to 100000000");
 const asSyncMode = (raw: string, name: string) => {
   const v = raw.toLowerCase();
   if (v !== "full" && v !== "normal") throw configError(`${name} must be "full" or "normal", got "${raw}"`);

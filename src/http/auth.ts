@@ -35,8 +35,9 @@ export function countRequest(services: Services, principal: Principal, headers: 
 }
 
 export function setRateLimitHeaders(services: Services, principal: Principal, remaining: number, headers: Record<string, string | number>): void {
-  headers["x-ratelimit-limit"] = principal.dailyBudget as number;
-  headers["x-ratelimit-remaining"] = remaining;
+  // Strings, as Response headers need them: a header bag filled here goes to `new Response` as it is.
+  headers["x-ratelimit-limit"] = String(principal.dailyBudget);
+  headers["x-ratelimit-remaining"] = String(remaining);
   headers["x-ratelimit-reset"] = services.rateLimiter.resetHeaderOfLastTake();
 }
 

@@ -38,10 +38,10 @@ export function fastRoutes(services: Services) {
   const bulkAnswer: Answer<unknown> = (principal, remaining, body) => respond(principal, remaining, reputation.bulkBody(bulkInputsOf(body)));
   /** A blocklist, or a 304 when the client's ETag is current. */
   const blocklistAnswer: Answer<Request> = (principal, remaining, request) => {
-    const headers: Record<string, string | number> = {};
+    const headers: Record<string, string> = {};
     if (remaining !== null) setRateLimitHeaders(services, principal, remaining, headers);
     const answer = blocklists.answer(paramsOf(request.url), request.headers.get("if-none-match"));
-    return new Response(answer.status === 304 ? null : answer.body, { status: answer.status, headers: blocklistHeaders(answer, stringHeaders(headers)) });
+    return new Response(answer.status === 304 ? null : answer.body, { status: answer.status, headers: blocklistHeaders(answer, headers) });
   };
 
   /**
@@ -59,9 +59,9 @@ export function fastRoutes(services: Services) {
       remaining = takeRequest(services, principal);
       response = answer(principal, remaining, input);
     } catch (error) {
-      const headers: Record<string, string | number> = {};
+      const headers: Record<string, string> = {};
       if (principal !== null && remaining !== null) setRateLimitHeaders(services, principal, remaining, headers);
-      response = errorResponse(outcomes.failed(error), stringHeaders(headers));
+      response = errorResponse(outcomes.failed(error), headers);
     }
     outcomes.answered(request, route, response.status, started);
     return response;
@@ -84,10 +84,4 @@ export function fastRoutes(services: Services) {
       },
     },
   };
-}
-
-function stringHeaders(headers: Record<string, string | number>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(headers)) out[k] = String(v);
-  return out;
 }

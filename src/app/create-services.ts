@@ -101,24 +101,23 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   rateLimiter.load();
   // Counts and key uses are written in batches; stop() writes the last ones. The batches on the timer are written
   // only when the lock is free (else at the next tick): another process's import must not hold every request
-  // for the busy timeout every few seconds. The last ones wait for the lock.
-  const flushCounts = (waitForLock: boolean) => {
+  // for the busy timeout every few seconds. The last ones wait for the lock as any write does (the busy timeout).
+  const writeCounts = () => {
+    rateLimiter.flush();
+    apiKeys.flushUsage();
+  };
+  const flushCounts = (write: () => void) => {
     try {
-      const write = () => {
-        rateLimiter.flush();
-        apiKeys.flushUsage();
-      };
-      if (waitForLock) write();
-      else writeIfUnlocked(store, write);
+      write();
     } catch (error) {
       console.error("writing request counts failed (retried in a few seconds):", error);
     }
   };
-  const flushTimer = setInterval(() => flushCounts(false), RATE_FLUSH_INTERVAL_MS);
+  const flushTimer = setInterval(() => flushCounts(() => writeIfUnlocked(store, writeCounts)), RATE_FLUSH_INTERVAL_MS);
   flushTimer.unref?.();
   stoppers.push(() => {
     clearInterval(flushTimer);
-    flushCounts(true);
+    flushCounts(writeCounts);
   });
   const webhookDispatcher = new WebhookDispatcher({ store, clock }, options.webhookDispatcher);
   const webhooks = new WebhookService({ store, clock, onEventQueued: () => webhookDispatcher.nudge() });

@@ -170,7 +170,7 @@ export class WebhookDispatcher {
     this.timer = null;
     this.abandon.abort();
     await Promise.all([...this.inFlight.values()].map((f) => f.done));
-    // Attempts not written yet (the store was locked) are written now, waiting for the lock.
+    // Attempts not written yet (the store was locked) are written now, waiting for the lock the busy timeout.
     this.flush();
   }
 

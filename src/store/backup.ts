@@ -75,8 +75,7 @@ export function checkBackup(path: string): BackupCheck {
     result.problems.push(`${path} is damaged: ${problem}`);
     return result;
   }
-  const recorded = recordedChecksum(path);
-  if (recorded !== null && !sameChecksum(recorded, checksumOf(path))) {
+  if (checksumMismatch(path)) {
     result.problems.push(`${path} is damaged: its content does not match the checksum written when it was made`);
     return result;
   }
@@ -153,16 +152,26 @@ export function restoreBackup(backupPath: string, databasePath: string, stamp: s
 /** Header fields left out of the sum (offsets): change counter, user_version, application_id, version-valid-for, SQLite version. */
 const UNSUMMED_FIELDS = [24, 60, 68, 92, 96];
 
-/** The checksum of the file at `path`: two int32 (the first 8 bytes of its SHA-256, the unsummed fields as zeros). */
-export function checksumOf(path: string): [number, number] {
+/** A checksum: two int32, the first 8 bytes of a SHA-256, as the header's user_version and application_id hold it. */
+type Checksum = readonly [number, number];
+
+/**
+ * One read of the file at `path`: the checksum its header records (null when none: a backup made before there was
+ * one) and the one its content gives (its SHA-256 with the unsummed fields as zeros).
+ */
+function checksumsOf(path: string): { recorded: Checksum | null; computed: Checksum } {
   const hasher = new Bun.CryptoHasher("sha256");
   const chunk = Buffer.alloc(1 << 20);
+  let recorded: Checksum | null = null;
   const fd = openSync(path, "r");
   try {
     for (let position = 0; ; ) {
       const n = readSync(fd, chunk, 0, chunk.length, position);
       if (n === 0) break;
-      if (position === 0) for (const at of UNSUMMED_FIELDS) if (at + 4 <= n) chunk.fill(0, at, at + 4);
+      if (position === 0) {
+        if (n >= 72) recorded = [chunk.readInt32BE(60), chunk.readInt32BE(68)];
+        for (const at of UNSUMMED_FIELDS) if (at + 4 <= n) chunk.fill(0, at, at + 4);
+      }
       hasher.update(chunk.subarray(0, n));
       position += n;
     }
@@ -170,12 +179,12 @@ export function checksumOf(path: string): [number, number] {
     closeSync(fd);
   }
   const digest = hasher.digest() as Buffer;
-  return [digest.readInt32BE(0), digest.readInt32BE(4)];
+  return { recorded: recorded !== null && (recorded[0] !== 0 || recorded[1] !== 0) ? recorded : null, computed: [digest.readInt32BE(0), digest.readInt32BE(4)] };
 }
 
 /** Writes the file's checksum into its header (the fields it leaves out). */
 export function stampChecksum(path: string): void {
-  const [high, low] = checksumOf(path);
+  const [high, low] = checksumsOf(path).computed;
   const db = new Database(path, { readwrite: true });
   try {
     db.exec(`PRAGMA user_version = ${high}; PRAGMA application_id = ${low}`);
@@ -184,19 +193,8 @@ export function stampChecksum(path: string): void {
   }
 }
 
-/** The checksum written in the file's header, or null when it has none (a backup made before there was one). */
-function recordedChecksum(path: string): [number, number] | null {
-  const header = Buffer.alloc(100);
-  const fd = openSync(path, "r");
-  try {
-    readSync(fd, header, 0, 100, 0);
-  } finally {
-    closeSync(fd);
-  }
-  const recorded: [number, number] = [header.readInt32BE(60), header.readInt32BE(68)];
-  return recorded[0] === 0 && recorded[1] === 0 ? null : recorded;
-}
-
-function sameChecksum(a: [number, number], b: [number, number]): boolean {
-  return a[0] === b[0] && a[1] === b[1];
+/** Whether the file records a checksum its content does not give. */
+function checksumMismatch(path: string): boolean {
+  const { recorded, computed } = checksumsOf(path);
+  return recorded !== null && (recorded[0] !== computed[0] || recorded[1] !== computed[1]);
 }

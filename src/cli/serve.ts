@@ -5,7 +5,7 @@ import { mkdirSync } from "node:fs";
 import { OPTIONS, resolveConfig } from "../config";
 import { systemClock } from "../domain/clock";
 import { AppError } from "../domain/errors";
-import { openStore, SERVER_BUSY_TIMEOUT_MS } from "../store/database";
+import { openStore, SERVER_BUSY_TIMEOUT_MS, type Store } from "../store/database";
 import { startWalCheckpointer, type WalCheckpointer } from "../store/wal-checkpointer";
 import { type Services } from "../services/services";
 import { createServices } from "../app/create-services";
@@ -54,11 +54,13 @@ export const serveCommand: Command = {
         if (error instanceof AppError) throw error;
         throw new AppError("bad_request", `cannot use the data directory ${config.dataDir}: ${(error as Error).message}`);
       }
+      let opened: Store | null = null;
       try {
-        const store = openStore(config.dataDir, { sync: config.syncMode, busyTimeoutMs: SERVER_BUSY_TIMEOUT_MS });
-        services = await createServices({ config, clock: systemClock, store, indexFile: indexFilePath(config.dataDir) });
+        opened = openStore(config.dataDir, { sync: config.syncMode, busyTimeoutMs: SERVER_BUSY_TIMEOUT_MS });
+        services = await createServices({ config, clock: systemClock, store: opened, indexFile: indexFilePath(config.dataDir) });
         await ensureInitialAdmin(services, config);
       } catch (error) {
+        opened?.close();
         releaseDataDir(config.dataDir);
         throw error;
       }
@@ -67,14 +69,19 @@ export const serveCommand: Command = {
       Bun.gc(true);
     }
     const store = services.store;
+    /** Stops what started (the checkpointer once there is one), closes the store, gives the data directory back. */
+    const closeDown = async (checkpointer: Promise<WalCheckpointer | null> = Promise.resolve(null)) => {
+      await services.stop();
+      await (await checkpointer)?.stop();
+      store.close();
+      if (config.snapshot === null) releaseDataDir(config.dataDir);
+    };
     const app = createApp(services);
     let server: ReturnType<typeof listen>;
     try {
       server = listen(services, app, { hostname: config.host, port: config.port });
     } catch (error) {
-      await services.stop();
-      store.close();
-      if (config.snapshot === null) releaseDataDir(config.dataDir);
+      await closeDown();
       throw new AppError("bad_request", `cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`);
     }
     // Checkpoints off the event loop: a commit never waits for the log to be copied into the database. Started
@@ -91,10 +98,7 @@ export const serveCommand: Command = {
     const stopped = new Promise<void>((resolve) => {
       const shutdown = async () => {
         server.stop();
-        await services.stop();
-        await (await checkpointer)?.stop();
-        store.close();
-        if (config.snapshot === null) releaseDataDir(config.dataDir);
+        await closeDown(checkpointer);
         resolve();
       };
       process.once("SIGINT", shutdown);

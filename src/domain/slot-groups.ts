@@ -67,6 +67,15 @@ export class SlotGroups<K> {
     if (this.firsts.get(key) === slot) this.firsts.set(key, n);
   }
 
+  /** How many slots the group holds, counted up to `atMost` (nothing allocated). */
+  sizeOf(key: K, atMost: number): number {
+    const first = this.firsts.get(key);
+    if (first === undefined) return 0;
+    let n = 1;
+    for (let s = this.next[first]; s !== first && n < atMost; s = this.next[s]) n++;
+    return n;
+  }
+
   /** The group's slots in the order they joined. */
   slotsOf(key: K): number[] {
     const slots: number[] = [];

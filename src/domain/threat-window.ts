@@ -142,16 +142,20 @@ export class ThreatWindow {
   *takePatternsInSteps(step: number): Generator<void, DetectedPattern[]> {
     const found: DetectedPattern[] = [];
     let looked = 0;
+    // Most groups hold a report or two: counted without a list, and only one large enough for a pattern is read.
+    const { subnetMinAddresses, campaignMinAddresses } = this.thresholds;
     for (const key of this.joinedSubnets) {
-      const slots = this.subnets.slotsOf(key);
-      if ((looked += slots.length + 1) >= step) (looked = 0), yield;
-      const burst = slots.length < this.thresholds.subnetMinAddresses ? null : subnetBurst(this.observationsAt(slots), this.thresholds);
+      const small = this.subnets.sizeOf(key, subnetMinAddresses);
+      const slots = small < subnetMinAddresses ? null : this.subnets.slotsOf(key);
+      if ((looked += (slots?.length ?? small) + 1) >= step) (looked = 0), yield;
+      const burst = slots === null ? null : subnetBurst(this.observationsAt(slots), this.thresholds);
       if (burst) found.push(burst);
     }
     for (const key of this.joinedCampaigns) {
-      const slots = this.campaigns.slotsOf(key);
-      if ((looked += slots.length + 1) >= step) (looked = 0), yield;
-      const campaign = slots.length < this.thresholds.campaignMinAddresses ? null : categoryCampaign(key, this.observationsAt(slots), this.thresholds);
+      const small = this.campaigns.sizeOf(key, campaignMinAddresses);
+      const slots = small < campaignMinAddresses ? null : this.campaigns.slotsOf(key);
+      if ((looked += (slots?.length ?? small) + 1) >= step) (looked = 0), yield;
+      const campaign = slots === null ? null : categoryCampaign(key, this.observationsAt(slots), this.thresholds);
       if (campaign) found.push(campaign);
     }
     this.joinedSubnets.clear();

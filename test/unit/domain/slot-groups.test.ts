@@ -40,6 +40,7 @@ test("random appends and removals, with growth: each group holds what a map of a
       for (let key = 0; key < 25; key++) {
         expect(groups.slotsOf(key)).toEqual(model.get(key) ?? []);
         expect(groups.first(key)).toBe(model.get(key)?.[0] ?? -1);
+        expect(groups.sizeOf(key, 3)).toBe(Math.min(3, model.get(key)?.length ?? 0));
       }
     }
   }

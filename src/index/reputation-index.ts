@@ -343,7 +343,8 @@ export class ReputationIndex {
 
 const sameTime = (a: number, b: number) => a === b || (Number.isNaN(a) && Number.isNaN(b));
 
-function sameRecord(a: AddressRecord, b: AddressRecord): boolean {
+/** Whether two records say the same (times compared as the index keeps them). */
+export function sameRecord(a: AddressRecord, b: AddressRecord): boolean {
   return (
     a.reputationScore === b.reputationScore &&
     a.totalReports === b.totalReports &&

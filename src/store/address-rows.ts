@@ -3,6 +3,7 @@
 
 import { categoryBit, type Category } from "../domain/categories";
 import type { AddressRecord } from "../index/reputation-index";
+import type { Database } from "bun:sqlite";
 import type { Store } from "./database";
 
 export interface AddressRow {
@@ -29,6 +30,15 @@ export function recordOfRow(row: AddressRow): AddressRecord {
     firstSeenMs: row.firstSeen ?? Number.NaN,
     lastSeenMs: row.lastSeen ?? Number.NaN,
   };
+}
+
+export interface ScoredRow extends AddressRow {
+  scoredAt: number;
+}
+
+/** Every `addresses` row with the time it was scored at, for comparing it with a fresh score (doctor). */
+export function* scoredRows(sqlite: Database): Generator<ScoredRow> {
+  yield* sqlite.prepare<ScoredRow, []>(`SELECT ${ADDRESS_ROW_COLUMNS}, scored_at AS scoredAt FROM addresses`).iterate();
 }
 
 /** Whether `addresses` has a row for the address (its reports count, or a feed lists it and it was scored). */

@@ -74,26 +74,6 @@ export function isDamageError(error: unknown): boolean {
   return code === "SQLITE_NOTADB" || code === "SQLITE_CORRUPT" || (typeof code === "string" && code.startsWith("SQLITE_CORRUPT"));
 }
 
-export interface ScoredRow {
-  ip: string;
-  score: number;
-  total: number;
-  verified: number;
-  categoriesMask: number;
-  lastCategory: string | null;
-  scoredAt: number;
-}
-
-/** Every `addresses` row with the time it was scored at, for comparing it with a fresh score. */
-export function* scoredRows(sqlite: Database): Generator<ScoredRow> {
-  yield* sqlite
-    .prepare<ScoredRow, []>(
-      `SELECT ip, reputation_score AS score, total_reports AS total, verified_reports AS verified, categories_mask AS categoriesMask,
-              last_category AS lastCategory, scored_at AS scoredAt FROM addresses`,
-    )
-    .iterate();
-}
-
 /** Addresses with counting reports (pending or verified) and no `addresses` row: the index would not know them. */
 export function reportedWithoutRow(sqlite: Database, limit = 100): string[] {
   return sqlite

@@ -6,7 +6,9 @@ import type { Database } from "bun:sqlite";
 import { parseIp } from "../../domain/ip";
 import type { ScoringParameters } from "../../domain/scoring";
 import { categoriesFromMask, categoryAt } from "../../domain/categories";
-import { fileProblem, foreignKeyProblems, integrityProblems, missingTables, reportedWithoutRow, scoredRows } from "../../store/database-checks";
+import { type AddressRecord, sameRecord } from "../../index/reputation-index";
+import { recordOfRow, scoredRows } from "../../store/address-rows";
+import { fileProblem, foreignKeyProblems, integrityProblems, missingTables, reportedWithoutRow } from "../../store/database-checks";
 import type { Store } from "../../store/database";
 import { createAddressScorer } from "../reports/scorer";
 import type { Listing } from "../../domain/feeds";
@@ -38,25 +40,18 @@ export function databaseFindings(store: Store, params: ScoringParameters, listin
   findings.push({ check: "foreign keys", ok: keys.length === 0, details: keys.length === 0 ? ["ok"] : keys.slice(0, SHOWN) });
   if (missing.includes("addresses") || missing.includes("reports")) return findings;
 
-  // The index against the store: a row rescored at its own scored_at must give the same score and counts.
+  // The index against the store: a row rescored at its own scored_at must give the same record (the index's own
+  // comparison: score, counts, categories, first and last seen).
   const scorer = createAddressScorer(store, params, { persist: false, listingsAround });
   const disagree: string[] = [];
   let rows = 0;
   for (const row of scoredRows(sqlite)) {
     rows++;
     const fresh = scorer.rescore(parseIp(row.ip), row.scoredAt);
-    const score = fresh?.reputationScore ?? 100;
-    const total = fresh?.totalReports ?? 0;
-    if (score !== row.score || total !== row.total || (fresh?.verifiedReports ?? 0) !== row.verified) {
-      disagree.push(`${row.ip}: stored score ${row.score} (${row.total} reports), its reports give ${score} (${total})`);
-      continue;
-    }
-    // The categories too: they decide which category blocklists list the address.
-    const mask = fresh?.categoriesMask ?? 0;
-    const last = fresh === null || fresh.lastCategoryBit < 0 ? null : categoryAt(fresh.lastCategoryBit);
-    if (mask !== row.categoriesMask || last !== row.lastCategory) {
-      disagree.push(`${row.ip}: stored categories ${categoriesFromMask(row.categoriesMask).join("|") || "none"} (last ${row.lastCategory ?? "none"}), its reports give ${categoriesFromMask(mask).join("|") || "none"} (last ${last ?? "none"})`);
-    }
+    const stored = recordOfRow(row);
+    // No reports give no record: a row of score 100 and no reports says as much.
+    if (fresh === null ? stored.reputationScore === 100 && stored.totalReports === 0 && stored.verifiedReports === 0 : sameRecord(stored, fresh)) continue;
+    disagree.push(`${row.ip}: ${difference(stored, fresh)}`);
   }
   const orphans = reportedWithoutRow(sqlite);
   const problems = [...disagree.slice(0, SHOWN), ...orphans.slice(0, SHOWN).map((ip) => `${ip} has counting reports but no addresses row: lookups do not see it`)];
@@ -67,4 +62,20 @@ export function databaseFindings(store: Store, params: ScoringParameters, listin
     details: problems.length === 0 ? [`${rows} address rows agree with their reports`] : problems,
   });
   return findings;
+}
+
+/** How a stored record differs from what its reports give (null: they give none), in the terms of the row. */
+function difference(stored: AddressRecord, fresh: AddressRecord | null): string {
+  const score = fresh?.reputationScore ?? 100;
+  const total = fresh?.totalReports ?? 0;
+  if (score !== stored.reputationScore || total !== stored.totalReports || (fresh?.verifiedReports ?? 0) !== stored.verifiedReports) {
+    return `stored score ${stored.reputationScore} (${stored.totalReports} reports), its reports give ${score} (${total})`;
+  }
+  const categories = (r: AddressRecord | null) =>
+    `${categoriesFromMask(r?.categoriesMask ?? 0).join("|") || "none"} (last ${r === null || r.lastCategoryBit < 0 ? "none" : categoryAt(r.lastCategoryBit)})`;
+  if ((fresh?.categoriesMask ?? 0) !== stored.categoriesMask || (fresh?.lastCategoryBit ?? -1) !== stored.lastCategoryBit) {
+    return `stored categories ${categories(stored)}, its reports give ${categories(fresh)}`;
+  }
+  const seen = (r: AddressRecord | null) => `first seen ${r?.firstSeenMs ?? "none"}, last seen ${r?.lastSeenMs ?? "none"}`;
+  return `stored ${seen(stored)}, its reports give ${seen(fresh)}`;
 }

@@ -25,6 +25,17 @@ export function v4DecisionOf(id: number): { value: string; scope: "Ip" | "Range"
 
 export const isV6DecisionId = (id: number): boolean => id >= V6_ID_BASE;
 
+/**
+ * A decision's scope as a pull's `scopes` names it ("ip" or "range"), with no text made: an IPv4 id carries its
+ * prefix length, an IPv6 one's value (from `v6Value`, by id) has a "/" when it is a range; null when that value
+ * is not known.
+ */
+export function decisionScope(id: number, v6Value: (id: number) => string | undefined): "ip" | "range" | null {
+  if (!isV6DecisionId(id)) return (id - 1) % 64 === 32 ? "ip" : "range";
+  const value = v6Value(id);
+  return value === undefined ? null : value.includes("/") ? "range" : "ip";
+}
+
 /** An IPv6 decision's id: 2^40 + a 52-bit FNV-1a hash of its words and prefix (below 2^53, an exact JSON integer). */
 export function v6DecisionId(words: ArrayLike<number>, prefixLength: number): number {
   // 64-bit FNV-1a over the 17 bytes, in two 32-bit halves (BigInt would cost a thousand times more per entry).

@@ -5,7 +5,7 @@
 
 import type { Category } from "../../domain/categories";
 import type { Clock } from "../../domain/clock";
-import { MAX_DECISION_DURATION_SECONDS, isV6DecisionId, v4DecisionId, v4DecisionOf, v6DecisionId, v6DecisionValue } from "../../domain/decisions";
+import { MAX_DECISION_DURATION_SECONDS, decisionScope, isV6DecisionId, v4DecisionId, v4DecisionOf, v6DecisionId, v6DecisionValue } from "../../domain/decisions";
 import { type Cidr, type Ip, ipv4Mask } from "../../domain/ip";
 import type { Principal } from "../../domain/principal";
 import { RISK_LEVELS, type RiskLevel } from "../../domain/risk";
@@ -14,7 +14,7 @@ import type { ReputationIndex } from "../../index/reputation-index";
 import type { BouncerRow, BouncerTables, CursorRow } from "../../store/bouncers";
 import type { Allowlist } from "../allowlist/allowlist";
 import { type DecisionFilter, type DecisionList, currentDecisions } from "./decision-list";
-import { decisionJson, planPull, streamPull, valueOf } from "./decision-stream";
+import { decisionJson, planPull, streamPull } from "./decision-stream";
 
 const DEFAULT_FILTER: DecisionFilter = { minimumRisk: "HIGH", categories: null, expandNetworks: false };
 
@@ -63,9 +63,10 @@ export class Bouncers {
     const cursor = tables === null ? (this.memory.get(cursorKey) ?? null) : tables.cursor(principal.apiKeyId as number, clientAddress);
     const now = this.deps.clock.now();
     // Entries of a scope this pull leaves out stay as the bouncer holds them: they did not leave the list.
+    const heldValue = (id: number) => cursor?.v6Values[id];
     const outOfPull = options.scopes.has("ip") && options.scopes.has("range") ? null : (id: number) => {
-      const held = cursor === null ? null : valueOf(id, cursor.v6Values);
-      return held !== null && !options.scopes.has(held.scope.toLowerCase());
+      const scope = decisionScope(id, heldValue);
+      return scope !== null && !options.scopes.has(scope);
     };
     const plan = planPull(list, cursor, options.startup, now, duration, outOfPull);
     return streamPull(plan, now, duration, (id) => this.scenarioOf(id), () => {
@@ -119,9 +120,9 @@ export class Bouncers {
   private wanted(list: DecisionList, options: PullOptions): DecisionList {
     const all = options.scopes.has("ip") && options.scopes.has("range") && options.scenariosContaining.length === 0 && options.scenariosNotContaining.length === 0;
     if (all) return list;
+    const listedValue = (id: number) => list.v6.get(id)?.value;
     const keep = (id: number) => {
-      const scope = isV6DecisionId(id) ? (list.v6.get(id)?.scope ?? "Ip") : v4DecisionOf(id).scope;
-      if (!options.scopes.has(scope.toLowerCase())) return false;
+      if (!options.scopes.has(decisionScope(id, listedValue) ?? "ip")) return false;
       const scenario = this.scenarioOf(id);
       if (options.scenariosContaining.length > 0 && !options.scenariosContaining.some((s) => scenario.includes(s))) return false;
       return !options.scenariosNotContaining.some((s) => scenario.includes(s));

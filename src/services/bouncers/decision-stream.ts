@@ -106,7 +106,7 @@ export function decisionWriter(secondsLeft: number, untilMs: number): (id: numbe
 }
 
 /** The value and scope of a decision id, given the IPv6 values known for it. */
-export function valueOf(id: number, v6Values: Record<string, string>): { value: string; scope: "Ip" | "Range" } | null {
+function valueOf(id: number, v6Values: Record<string, string>): { value: string; scope: "Ip" | "Range" } | null {
   if (!isV6DecisionId(id)) return v4DecisionOf(id);
   const value = v6Values[id];
   return value === undefined ? null : { value, scope: value.includes("/") ? "Range" : "Ip" };

@@ -33,6 +33,10 @@ const FEED_COLUMNS = `name, category, severity, entry_count AS entryCount, updat
   schedule, etag, last_modified AS lastModified, last_refresh_at AS lastRefreshAt, last_error AS lastError,
   bad_lines AS badLines, created_at AS createdAt`;
 
+/** In the upsert: the stored feed and the one saved have the same source, category and severity. */
+const SAME_DEFINITION = `feeds.url IS excluded.url AND feeds.file_path IS excluded.file_path
+  AND feeds.category = excluded.category AND feeds.severity = excluded.severity`;
+
 export class FeedTables {
   private readonly all;
   private readonly one;
@@ -46,7 +50,6 @@ export class FeedTables {
   private readonly allEntries;
   private readonly setStatus;
   private readonly dataVersion;
-  private readonly clearValidatorsOf;
 
   constructor(store: Store) {
     const db = store.sqlite;
@@ -57,7 +60,11 @@ export class FeedTables {
        VALUES ($name, $category, $severity, $entryCount, $updatedAt, $url, $filePath, $schedule, $badLines, $updatedAt)
        ON CONFLICT(name) DO UPDATE SET category = excluded.category, severity = excluded.severity,
          entry_count = excluded.entry_count, updated_at = excluded.updated_at, url = excluded.url,
-         file_path = excluded.file_path, schedule = excluded.schedule, bad_lines = excluded.bad_lines`,
+         file_path = excluded.file_path, schedule = excluded.schedule, bad_lines = excluded.bad_lines,
+         -- Another source, category or severity: the last download's validators would get a 304 and keep the
+         -- entries (and their listings) of the old definition, so they go, and the next refresh downloads whole.
+         etag = CASE WHEN ${SAME_DEFINITION} THEN feeds.etag END,
+         last_modified = CASE WHEN ${SAME_DEFINITION} THEN feeds.last_modified END`,
     );
     this.insertEntry = db.prepare<unknown, [string, string, number, number, number]>(
       `INSERT INTO feed_entries (feed_name, cidr, ip_version, prefix_length, created_at) VALUES (?, ?, ?, ?, ?)
@@ -79,7 +86,7 @@ export class FeedTables {
               coalesce(group_concat(name || '|' || category || '|' || severity || '|' || coalesce(url, '') || '|' || coalesce(file_path, '') || '|' || coalesce(schedule, ''), ';'), '') AS d
          FROM feeds`,
     );
-    this.clearValidatorsOf = db.prepare<unknown, [string]>("UPDATE feeds SET etag = NULL, last_modified = NULL WHERE name = ?");
+
   }
 
   list(): FeedRow[] {
@@ -159,10 +166,6 @@ export class FeedTables {
     return row ? `${row.n}:${row.v}:${Bun.hash(row.d).toString(36)}` : "0:0";
   }
 
-  /** Forgets the validators of a feed's last download, so the next one is a whole download (its source changed). */
-  clearValidators(name: string): void {
-    this.clearValidatorsOf.run(name);
-  }
 }
 
 /** The feeds and entries of a database holding the two tables: the main store or a snapshot (fewer columns). */

@@ -84,11 +84,6 @@ export class Feeds {
       schedule: definition.schedule,
       badLines: existing?.badLines ?? 0,
     });
-    // Another source, category or severity: the last download's validators would get a 304 and keep the entries
-    // (and their listings) of the old definition; the refresh downloads and imports the list whole instead.
-    if (existing !== null && (existing.url !== definition.url || existing.filePath !== definition.filePath || existing.category !== definition.category || existing.severity !== definition.severity)) {
-      tables.clearValidators(definition.name);
-    }
     const refresh = await this.refresher.refresh(definition.name);
     this.schedule.sync();
     return { feed: this.view(tables.get(definition.name) as FeedRow), refresh };

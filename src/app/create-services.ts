@@ -7,6 +7,7 @@ import { BouncerTables } from "../store/bouncers";
 import { type Clock, systemClock } from "../domain/clock";
 import { type Config, scoringParametersOf } from "../config";
 import { type Store, writeIfUnlocked } from "../store/database";
+import { EndedSessions } from "../services/accounts/ended-sessions";
 import { type DispatcherOptions, WebhookDispatcher } from "../services/webhooks/dispatcher";
 import { WebhookService } from "../services/webhooks/subscriptions";
 import { Accounts } from "../services/accounts/accounts";
@@ -92,7 +93,11 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   const accounts = new Accounts(store, clock);
   const apiKeys = new ApiKeys(store, clock);
   const loginThrottle = new LoginThrottle(store, clock);
-  const credentials = new Credentials({ accounts, apiKeys, loginThrottle, clock, catchUp: catchUpAtMost(() => changes.poll(), CATCH_UP_INTERVAL_MS) }, loadJwtSecret(config.jwtSecret, config.dataDir), config.jwtTtlSeconds);
+  const credentials = new Credentials(
+    { accounts, apiKeys, loginThrottle, clock, catchUp: catchUpAtMost(() => changes.poll(), CATCH_UP_INTERVAL_MS), endedSessions: new EndedSessions(store, clock) },
+    loadJwtSecret(config.jwtSecret, config.dataDir),
+    config.jwtTtlSeconds,
+  );
   const refreshCredentials = () => credentials.refresh();
   accounts.onChange(refreshCredentials);
   apiKeys.onChange(refreshCredentials);

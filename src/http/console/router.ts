@@ -127,8 +127,7 @@ async function route(request: Request, url: URL, path: string, services: Service
     return htmlResponse(page(pageCtx, "Refused", html`<p class="flash error" role="alert">This form has expired or did not come from this console; open the page again.</p>`), 403);
   }
   if (path === "/logout" && method === "POST") {
-    const payload = JSON.parse(Buffer.from(session.token.split(".")[1], "base64url").toString()) as { exp?: number };
-    sessions.end(session.token, (payload.exp ?? 0) * 1000);
+    sessions.end(session.token);
     return redirect("/login", { "set-cookie": sessions.cookie(request, null, 0) });
   }
   const isAdminPath = path.startsWith("/console/admin");

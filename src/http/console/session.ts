@@ -5,10 +5,9 @@
 // this origin (Origin / Sec-Fetch-Site) and carry the session's token (an HMAC of the session), so a page
 // elsewhere can neither post with the cookie nor forge the field.
 
-import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Principal } from "../../domain/principal";
 import type { Services } from "../../services/services";
-import { endedConsoleSessions, recordConsoleSessionEnd } from "../../store/console-session-ends";
 
 export const SESSION_COOKIE = "abuse_intel_session";
 
@@ -19,13 +18,9 @@ export interface Session {
 }
 
 export class ConsoleSessions {
-  /** Signed-out sessions by their token's SHA-256, until the token would expire (ms); kept in the store too. */
-  private readonly ended: Map<string, number>;
   private readonly csrfKey = randomBytes(32);
 
-  constructor(private readonly services: Services) {
-    this.ended = endedConsoleSessions(services.store, services.clock.now());
-  }
+  constructor(private readonly services: Services) {}
 
   /**
    * The session of a request's cookie, or null (none, expired, signed out, account disabled). Only a console
@@ -33,7 +28,7 @@ export class ConsoleSessions {
    */
   of(request: Request): Session | null {
     const token = cookieOf(request, SESSION_COOKIE);
-    if (token === null || this.ended.has(hashOf(token))) return null;
+    if (token === null) return null;
     const principal = this.services.credentials.byConsoleJwt(token);
     if (principal === null) return null;
     return { token, principal, csrf: this.csrfOf(token) };
@@ -52,13 +47,9 @@ export class ConsoleSessions {
     return a.length === b.length && timingSafeEqual(a, b);
   }
 
-  /** Ends a session at once, and for good: after a restart too (recorded in the store). */
-  end(token: string, expiresAtMs: number): void {
-    const now = this.services.clock.now();
-    const hash = hashOf(token);
-    recordConsoleSessionEnd(this.services.store, hash, expiresAtMs, now);
-    for (const [h, at] of this.ended) if (at <= now) this.ended.delete(h);
-    this.ended.set(hash, expiresAtMs);
+  /** Ends a session at once, and for good: after a restart too (see Credentials.endConsoleSession). */
+  end(token: string): void {
+    this.services.credentials.endConsoleSession(token);
   }
 
   /** The Set-Cookie of a new session, or of its end (`token` null). */
@@ -67,10 +58,6 @@ export class ConsoleSessions {
     if (token === null) return `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0${secure}`;
     return `${SESSION_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${Math.max(1, Math.floor(maxAgeSeconds))}${secure}`;
   }
-}
-
-function hashOf(token: string): string {
-  return createHash("sha256").update(token).digest("hex");
 }
 
 /** Over TLS, or behind a proxy that says so (X-Forwarded-Proto: https). */

@@ -14,6 +14,7 @@ import type { Principal } from "../../domain/principal";
 import type { Accounts, User } from "./accounts";
 import { API_KEY_PREFIX, API_KEY_RANDOM_LENGTH, LAST_USED_RESOLUTION_MS, type ApiKeys } from "./api-keys";
 import type { LoginThrottle } from "./login-throttle";
+import type { EndedSessions } from "./ended-sessions";
 import { dailyBudgetOf } from "./rate-limiter";
 
 export const JWT_SECRET_FILE = "jwt-secret";
@@ -57,6 +58,8 @@ interface VerifiedToken {
   userId: number;
   expiresAtMs: number;
   audience: TokenAudience;
+  /** A console token's session (its jti), or null. */
+  session: string | null;
 }
 
 export interface CredentialsDeps {
@@ -70,6 +73,8 @@ export interface CredentialsDeps {
    * instead of after the change watcher's next tick. Cheap when nothing changed (one PRAGMA).
    */
   catchUp?: () => boolean;
+  /** Console sessions ended by signing out; none end without it. */
+  endedSessions?: EndedSessions;
 }
 
 export class Credentials {
@@ -155,15 +160,21 @@ export class Credentials {
   }
 
   protected byToken(token: string, audience: TokenAudience): Principal | null {
-    const known = this.tokens.get(token);
-    if (known !== undefined) {
-      if (known.expiresAtMs <= this.deps.clock.now()) {
-        this.tokens.delete(token);
-        return null;
-      }
-      return known.audience === audience ? this.principalOfUser(known.userId) : null;
+    const known = this.tokens.get(token) ?? this.verifyJwt(token);
+    if (known === null || known.audience !== audience) return null;
+    if (known.expiresAtMs <= this.deps.clock.now()) {
+      this.tokens.delete(token);
+      return null;
     }
-    return this.verifyJwt(token, audience);
+    if (known.session !== null && this.deps.endedSessions?.has(known.session)) return null;
+    return this.principalOfUser(known.userId);
+  }
+
+  /** Ends the console session of `token` for good (signing out); a token that is no console session's is ignored. */
+  endConsoleSession(token: string): void {
+    if (this.byConsoleJwt(token) === null) return;
+    const known = this.tokens.get(token);
+    if (known?.session != null) this.deps.endedSessions?.end(known.session, known.expiresAtMs);
   }
 
   private principalOfUser(userId: number): Principal | null {
@@ -215,18 +226,19 @@ export class Credentials {
     return { ...(await this.issueToken(user, audience)), user };
   }
 
-  private verifyJwt(token: string, audience: TokenAudience): Principal | null {
+  /** The claims of a token this server signed, remembered (see `tokens`), or null. */
+  private verifyJwt(token: string): VerifiedToken | null {
     const payload = verifyHs256(token, this.jwtSecret, Math.floor(this.deps.clock.now() / 1000));
     if (payload === null) return null;
-    const { sub, exp, aud } = payload;
+    const { sub, exp, aud, jti } = payload;
     // Tokens without an expiry are never accepted, even correctly signed ones.
     if (typeof sub !== "string" || !/^[1-9]\d{0,15}$/.test(sub) || typeof exp !== "number") return null;
-    const tokenAudience: TokenAudience | null = aud === undefined ? "api" : aud === "console" ? "console" : null;
-    if (tokenAudience === null) return null;
-    const userId = Number(sub);
+    const audience: TokenAudience | null = aud === undefined ? "api" : aud === "console" ? "console" : null;
+    if (audience === null) return null;
+    const verified: VerifiedToken = { userId: Number(sub), expiresAtMs: exp * 1000, audience, session: audience === "console" && typeof jti === "string" ? jti : null };
     if (this.tokens.size >= TOKEN_CACHE_MAX) this.tokens.clear();
-    this.tokens.set(token, { userId, expiresAtMs: exp * 1000, audience: tokenAudience });
-    return tokenAudience === audience ? this.principalOfUser(userId) : null;
+    this.tokens.set(token, verified);
+    return verified;
   }
 }
 

@@ -272,11 +272,14 @@ export class ReportStateService {
           this.stmt.insertTransition.run(r.id, r.status, "expired", now, null, "retention");
           if (r.status !== "rejected") ips.add(r.ip);
         }
-        for (const text of ips) {
-          const ip = parseIp(text);
-          changes.set(ip, this.scorer.rescore(ip, now));
-          rescored.add(text);
-        }
+        // One read of the chunk's addresses' reports, not one per address.
+        const texts = [...ips];
+        const addresses = texts.map((text) => ({ ip: parseIp(text), nowMs: now }));
+        const records = addresses.length === 0 ? [] : this.scorer.rescoreAll(addresses);
+        addresses.forEach(({ ip }, i) => {
+          changes.set(ip, records[i]!);
+          rescored.add(texts[i]!);
+        });
         return rows.length;
       });
       this.publisher.publish(changes);
@@ -301,13 +304,14 @@ export class ReportStateService {
     changes: AddressChanges,
   ): void {
     const confidence = new Map<string, number>();
-    for (const v of verified) {
-      if (confidence.has(v.ip)) continue;
-      const ip = parseIp(v.ip);
-      const record = this.scorer.rescore(ip, now);
-      changes.set(ip, record);
-      confidence.set(v.ip, abuseConfidence(record?.reputationScore ?? 100));
-    }
+    // Each address once, its reports read with the others' in one statement.
+    const texts = [...new Set(verified.map((v) => v.ip))];
+    const addresses = texts.map((text) => ({ ip: parseIp(text), nowMs: now }));
+    const records = addresses.length === 0 ? [] : this.scorer.rescoreAll(addresses);
+    addresses.forEach(({ ip }, i) => {
+      changes.set(ip, records[i]!);
+      confidence.set(texts[i]!, abuseConfidence(records[i]?.reputationScore ?? 100));
+    });
     for (const v of verified) {
       enqueueEvent(this.store, "ip.verified", { ip: v.ip, category: v.category, confidence: confidence.get(v.ip)!, reporterId: v.reporterId, reportId: v.id }, now);
     }

@@ -10,7 +10,7 @@
 //   as soon as the third reporter arrives; old imported history is not verified after the fact.
 // - An admin may verify a pending report and reject a pending or verified one. Setting the status a report already
 //   has changes nothing and is not an error; any other change (of a rejected or expired report) is 409 conflict.
-// - Expiry takes every report past retention to `expired`, rejected ones included, in chunks of 10,000 per
+// - Expiry takes every report past retention to `expired`, rejected ones included, in chunks of 1,000 per
 //   transaction so a large backlog never holds the write lock for long.
 
 import { type ReportRow, reportStateStatements } from "../../store/report-states";
@@ -30,7 +30,7 @@ import type { ReportSource } from "./intake";
 
 export const COMMUNITY_WINDOW_MS = 7 * DAY_MS;
 export const COMMUNITY_MIN_REPORTERS = 3;
-/** The `meta` key of community verification's cursor (see eligibleGroups). */
+/** The `meta` key of community verification's cursor (see startOfScan). */
 const COMMUNITY_CURSOR_KEY = "community_verification_cursor";
 /**
  * Reports expired per transaction, with a turn of the event loop between two: a report costs about 50 µs (its

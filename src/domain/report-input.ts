@@ -32,7 +32,6 @@ export interface ReportInput {
   readonly shape: ReportShape;
 }
 
-/** Characters (code points) in `s`, counting only as far as needed to know whether it exceeds `limit`. */
 /** Whether `s` has more than `limit` characters (code points, as the limits count them). */
 export function exceedsChars(s: string, limit: number): boolean {
   if (s.length <= limit) return false; // code points never outnumber UTF-16 units

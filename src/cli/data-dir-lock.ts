@@ -26,21 +26,31 @@ export function runningServerPid(dataDir: string): number | null {
 /** Claims `dataDir` for this process, or throws `conflict` naming the live server that holds it. */
 export function claimDataDir(dataDir: string): void {
   const path = join(dataDir, SERVER_PID_FILE);
-  for (let attempt = 0; ; attempt++) {
-    const holder = runningServerPid(dataDir);
-    if (holder !== null) throw new AppError("conflict", `a server (pid ${holder}) is already running on ${dataDir}: one server per data directory`);
-    try {
-      // Created, never overwritten: of two servers starting at once, one gets the file.
-      const fd = openSync(path, "wx", 0o600);
-      writeSync(fd, `${process.pid}\n`);
-      closeSync(fd);
-      return;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST" || attempt > 0) throw error;
-      // A file left by a server that is gone (checked above): taken away once, then claimed again.
-      rmSync(path, { force: true });
-    }
+  if (createdPidFile(path)) return;
+  const conflict = (pid: number | null) =>
+    new AppError("conflict", `a server${pid === null ? "" : ` (pid ${pid})`} is already running on ${dataDir}: one server per data directory`);
+  const holder = runningServerPid(dataDir);
+  if (holder !== null) throw conflict(holder);
+  // A file left by a server that is gone: taken away once; another server may have claimed the directory since.
+  rmSync(path, { force: true });
+  if (!createdPidFile(path)) throw conflict(runningServerPid(dataDir));
+}
+
+/** Creates the pid file with this process's pid, never over one that exists (then returns false). */
+function createdPidFile(path: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(path, "wx", 0o600);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw error;
   }
+  try {
+    writeSync(fd, `${process.pid}\n`);
+  } finally {
+    closeSync(fd);
+  }
+  return true;
 }
 
 /** Gives `dataDir` up: removes the pid file if it still names this process. */

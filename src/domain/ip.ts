@@ -55,42 +55,48 @@ export const IP_REJECTIONS = {
  * path of a lookup by address.
  */
 export function tryParseIpv4Value(input: string): number {
-  return ipv4ValueIn(input, 0, input.length);
+  return ipv4ValueFrom(input, 0);
 }
 
 /**
- * The value of the strict dotted quad that is exactly `s[from, to)`, or -1. Reads each character once, octet by
- * octet (at most three digits each), with no intermediate strings.
+ * The value of the strict dotted quad that is exactly `s` from `from` to its end, or -1. Reads the characters
+ * with no intermediate strings, an octet at a time.
+ *
+ * An octet's length (one, two or three digits) comes from arithmetic on the three characters at its start, not
+ * from a branch per digit: octet lengths in real traffic are random, those branches mispredicted about every
+ * other address, and each misprediction also threw away the tree lookups in flight beside the parse (measured
+ * on 500,000 random addresses: parse 26 -> 29 M/s, parse then look up 100 at a time 12-13 -> 15 M/s).
  */
-function ipv4ValueIn(s: string, from: number, to: number): number {
+function ipv4ValueFrom(s: string, from: number): number {
+  const to = s.length;
   if (to - from < 7 || to - from > 15) return -1;
+  // Reads stay inside the string (a read past the end is a slow path in the JIT): where fewer than three
+  // characters are left, the last one is read again and the lengths below disregard it.
+  const last = to - 1;
   let i = from;
   let value = 0;
-  for (let part = 0; ; part++) {
-    let d = s.charCodeAt(i++) - 48;
-    if (!(d >= 0 && d <= 9)) return -1;
-    let octet = d;
-    // A leading 0 is a whole octet: "01" then fails on the "1" where a dot must be.
-    if (d !== 0 && i < to) {
-      d = s.charCodeAt(i) - 48;
-      if (d >= 0 && d <= 9) {
-        octet = octet * 10 + d;
-        i++;
-        if (i < to) {
-          d = s.charCodeAt(i) - 48;
-          if (d >= 0 && d <= 9) {
-            octet = octet * 10 + d;
-            i++;
-            if (octet > 255) return -1;
-          }
-        }
-      }
-    }
+  let refused = 0;
+  for (let part = 0; part < 4; part++) {
+    const d0 = s.charCodeAt(i) - 48;
+    const d1 = s.charCodeAt(Math.min(i + 1, last)) - 48;
+    const d2 = s.charCodeAt(Math.min(i + 2, last)) - 48;
+    const second = isDigit(d1) & ((last - i - 1) >>> 31 ^ 1);
+    const third = second & isDigit(d2) & ((last - i - 2) >>> 31 ^ 1);
+    const two = d0 * 10 + d1;
+    const octet = d0 + second * (two - d0) + third * (two * 10 + d2 - two);
+    refused |= (isDigit(d0) ^ 1) | (second & ((d0 - 1) >>> 31)) | ((255 - octet) >>> 31);
     value = value * 256 + octet;
-    if (part === 3) return i === to ? value : -1;
-    if (i >= to || s.charCodeAt(i) !== 46) return -1;
+    i += 1 + second + third;
+    // A dot after each of the first three octets; `i` steps past it (and one past the end after the last).
+    if (part < 3) refused |= +(s.charCodeAt(Math.min(i, last)) !== 46) | ((last - i) >>> 31);
     i++;
   }
+  return refused === 0 && i === to + 1 ? value : -1;
+}
+
+/** 1 when the int32 `d` (a character code - 48) is 0 to 9, else 0, without a branch. */
+export function isDigit(d: number): number {
+  return ((d - 10) & ~d) >>> 31;
 }
 
 export function formatIpv4(value: number): NormalizedIp {
@@ -194,7 +200,7 @@ export function parseIpv6Into(s: string, out: Uint32Array): string | null {
       j++;
     }
     if (j < n && s.charCodeAt(j) === 46) {
-      const v4 = ipv4ValueIn(s, i, n);
+      const v4 = ipv4ValueFrom(s, i);
       if (v4 < 0 || count > 6) return ipv4Reason(s.slice(i)) ?? IP_REJECTIONS.notAnAddress;
       groups[count++] = v4 >>> 16;
       groups[count++] = v4 & 0xffff;

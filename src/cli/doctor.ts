@@ -19,7 +19,7 @@ const HELP = [
   "",
   "Checks the database of a data directory without changing it: the file's header and size, the tables,",
   "SQLite's integrity_check and foreign keys, and every address row the index is built from against its",
-  "reports. Prints each check; exits 0 when all pass, 1 when one fails. Give the scoring options the server",
+  "reports (its score and when it is due to be rescored). Prints each check; exits 0 when all pass, 1 when one fails. Give the scoring options the server",
   "runs with, or its rows are compared with scores under the defaults.",
   DATA_DIR_HELP,
   SCORING_HELP,

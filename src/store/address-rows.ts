@@ -34,11 +34,13 @@ export function recordOfRow(row: AddressRow): AddressRecord {
 
 export interface ScoredRow extends AddressRow {
   scoredAt: number;
+  /** When the rescore job is to score the row again (its score or risk level moves then); null: never. */
+  rescoreDueAt: number | null;
 }
 
-/** Every `addresses` row with the time it was scored at, for comparing it with a fresh score (doctor). */
+/** Every `addresses` row with the time it was scored at and its due time, for comparing it with a fresh score (doctor). */
 export function* scoredRows(sqlite: Database): Generator<ScoredRow> {
-  yield* sqlite.prepare<ScoredRow, []>(`SELECT ${ADDRESS_ROW_COLUMNS}, scored_at AS scoredAt FROM addresses`).iterate();
+  yield* sqlite.prepare<ScoredRow, []>(`SELECT ${ADDRESS_ROW_COLUMNS}, scored_at AS scoredAt, rescore_due_at AS rescoreDueAt FROM addresses`).iterate();
 }
 
 /** Whether `addresses` has a row for the address (its reports count, or a feed lists it and it was scored). */

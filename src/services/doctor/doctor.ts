@@ -41,17 +41,19 @@ export function databaseFindings(store: Store, params: ScoringParameters, listin
   if (missing.includes("addresses") || missing.includes("reports")) return findings;
 
   // The index against the store: a row rescored at its own scored_at must give the same record (the index's own
-  // comparison: score, counts, categories, first and last seen).
+  // comparison: score, counts, categories, first and last seen) and the same due time for the rescore job (a row
+  // due later than its reports say keeps a score that should have decayed).
   const scorer = createAddressScorer(store, params, { persist: false, listingsAround });
   const disagree: string[] = [];
   let rows = 0;
   for (const row of scoredRows(sqlite)) {
     rows++;
-    const fresh = scorer.rescore(parseIp(row.ip), row.scoredAt);
+    const { record: fresh, rescoreDueMs } = scorer.evaluate(parseIp(row.ip), row.scoredAt);
     const stored = recordOfRow(row);
     // No reports give no record: a row of score 100 and no reports says as much.
-    if (fresh === null ? stored.reputationScore === 100 && stored.totalReports === 0 && stored.verifiedReports === 0 : sameRecord(stored, fresh)) continue;
-    disagree.push(`${row.ip}: ${difference(stored, fresh)}`);
+    const sameScore = fresh === null ? stored.reputationScore === 100 && stored.totalReports === 0 && stored.verifiedReports === 0 : sameRecord(stored, fresh);
+    if (!sameScore) disagree.push(`${row.ip}: ${difference(stored, fresh)}`);
+    else if (fresh !== null && row.rescoreDueAt !== rescoreDueMs) disagree.push(`${row.ip}: stored rescore due ${isoOrNever(row.rescoreDueAt)}, its reports give ${isoOrNever(rescoreDueMs)}`);
   }
   const orphans = reportedWithoutRow(sqlite);
   const problems = [...disagree.slice(0, SHOWN), ...orphans.slice(0, SHOWN).map((ip) => `${ip} has counting reports but no addresses row: lookups do not see it`)];
@@ -62,6 +64,10 @@ export function databaseFindings(store: Store, params: ScoringParameters, listin
     details: problems.length === 0 ? [`${rows} address rows agree with their reports`] : problems,
   });
   return findings;
+}
+
+function isoOrNever(ms: number | null): string {
+  return ms === null ? "never" : new Date(ms).toISOString();
 }
 
 /** How a stored record differs from what its reports give (null: they give none), in the terms of the row. */

@@ -60,6 +60,8 @@ export interface AddressScorer {
    * records in the same order.
    */
   rescoreAll(addresses: readonly RescoreOf[]): (AddressRecord | null)[];
+  /** What rescore() would write for `ip` at `nowMs`, written nowhere: the record and the row's rescore due time. */
+  evaluate(ip: Ip, nowMs: number): { record: AddressRecord | null; rescoreDueMs: number | null };
   /**
    * The reports the feeds' listings around `ip` count as (contract 12), as rescore() adds them to the address's
    * own; absent when this scorer counts no listings. A large import scores its batches with them.
@@ -107,8 +109,13 @@ export function createAddressScorer(store: Store, params: ScoringParameters, opt
       return withListings(ip, reports);
     });
   };
+  const evaluate = (ip: Ip, nowMs: number) => {
+    const reports = reportsOf(ip, nowMs);
+    return { record: recordOfScore(scoreReports(reports, nowMs, params)), rescoreDueMs: nextRescoreDueMs(reports, nowMs, params) };
+  };
   if (options.persist === false) {
     return {
+      evaluate,
       rescore: (ip, nowMs) => recordOfScore(scoreReports(reportsOf(ip, nowMs), nowMs, params)),
       rescoreAll: (addresses) => reportsOfAll(addresses).map((reports, i) => recordOfScore(scoreReports(reports, addresses[i]!.nowMs, params))),
       listingsOf,
@@ -139,6 +146,7 @@ export function createAddressScorer(store: Store, params: ScoringParameters, opt
     return record;
   };
   return {
+    evaluate,
     rescore: (ip, nowMs) => write(ip, nowMs, reportsOf(ip, nowMs)),
     rescoreAll: (addresses) => reportsOfAll(addresses).map((reports, i) => write(addresses[i]!.ip, addresses[i]!.nowMs, reports)),
     listingsOf,

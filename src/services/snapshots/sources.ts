@@ -92,6 +92,9 @@ export function snapshotAllowlist(db: Database): Allowlist {
 
 /** A snapshot holds scores, not reports: nothing can be rescored from it. */
 const noScorer: AddressScorer = {
+  evaluate: () => {
+    throw readOnly("a snapshot holds no reports to rescore from");
+  },
   rescore: () => {
     throw readOnly("a snapshot holds no reports to rescore from");
   },

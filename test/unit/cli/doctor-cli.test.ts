@@ -63,6 +63,29 @@ describe("abuse-intel doctor", () => {
   });
 });
 
+describe("abuse-intel doctor and an address row's rescore due time", () => {
+  test("a row whose rescore was put off for good (its score would never decay) is named; an agreeing one is not", async () => {
+    const sqlite = new Database(db);
+    sqlite.exec("UPDATE addresses SET rescore_due_at = NULL WHERE ip = '198.51.100.7'");
+    sqlite.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    sqlite.close();
+    const { stdout, code } = await run(["doctor"]);
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/198\.51\.100\.7: stored rescore due never, its reports give \d{4}-\d\d-\d\dT/);
+    expect(stdout).not.toContain("198.51.100.8:");
+  });
+
+  test("a row due later than its reports say is named too", async () => {
+    const sqlite = new Database(db);
+    sqlite.exec("UPDATE addresses SET rescore_due_at = rescore_due_at + 86400000 WHERE ip = '198.51.100.8'");
+    sqlite.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    sqlite.close();
+    const { stdout, code } = await run(["doctor"]);
+    expect(code).toBe(1);
+    expect(stdout).toContain("198.51.100.8: stored rescore due ");
+  });
+});
+
 describe("abuse-intel doctor and an address row's categories", () => {
   test("a row whose categories disagree with its reports (it would be on the wrong category lists) is named", async () => {
     const sqlite = new Database(db);

@@ -26,7 +26,7 @@ import { IndexSync } from "../services/changes/index-sync";
 import { IndexFileWriter } from "../services/changes/index-file-writer";
 import { openIndex } from "../services/changes/persisted-index";
 import { isFullLength } from "../services/feeds/listing-records";
-import { addressRowExists } from "../store/address-rows";
+import { addressRowsAmong } from "../store/address-rows";
 import { createAllowlist } from "../services/allowlist/allowlist";
 import { createReputation } from "../services/lookups/reputation";
 import { ThreatService } from "../services/threats/threats";
@@ -155,7 +155,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   // Timers start with the scheduler (`serve`); CLI commands and tests refresh feeds by hand.
   const feeds = new Feeds({ service: feedService, tables: feedTables, clock });
   stoppers.push(() => feeds.schedule.stop());
-  const listings = { candidates: () => [...listed.cidrs()].filter(isFullLength).map((c) => c.network), hasRow: addressRowExists(store) };
+  const listings = { candidates: () => [...listed.cidrs()].filter(isFullLength).map((c) => c.network), rowsAmong: addressRowsAmong(store) };
   const indexFileWriter = indexFile === undefined ? null : new IndexFileWriter(store, indexSync, scoring.riskThresholds, indexFile, listings);
   // Registered before the writers' stoppers, so it runs after them: the file holds the last commit. An index
   // unchanged since the file was read leaves it as it is (a commit not yet followed is replayed at the next start).

@@ -43,10 +43,24 @@ export function* scoredRows(sqlite: Database): Generator<ScoredRow> {
   yield* sqlite.prepare<ScoredRow, []>(`SELECT ${ADDRESS_ROW_COLUMNS}, scored_at AS scoredAt, rescore_due_at AS rescoreDueAt FROM addresses`).iterate();
 }
 
-/** Whether `addresses` has a row for the address (its reports count, or a feed lists it and it was scored). */
-export function addressRowExists(store: Store): (ipText: string) => boolean {
-  const select = store.sqlite.prepare<{ one: number }, [string]>("SELECT 1 AS one FROM addresses WHERE ip = ?");
-  return (ipText) => select.get(ipText) !== null;
+/**
+ * Which of the addresses have a row in `addresses` (their reports count, or a feed lists them and they were
+ * scored), in one statement: a feed's addresses are asked about by the hundred thousand (a refresh of a
+ * 200,000-line feed: 195 ms, where a statement per address took 245).
+ */
+export function addressRowsAmong(store: Store): (ipTexts: readonly string[]) => Set<string> {
+  return addressRowsAmongIn(store.sqlite);
+}
+
+/** addressRowsAmong for any database holding the `addresses` table (the store, a snapshot, one being written). */
+export function addressRowsAmongIn(db: Database): (ipTexts: readonly string[]) => Set<string> {
+  const select = db.prepare<{ ip: string }, [string]>("SELECT ip FROM main.addresses WHERE ip IN (SELECT value FROM json_each(?))");
+  return (ipTexts) => {
+    const found = new Set<string>();
+    if (ipTexts.length === 0) return found;
+    for (const row of select.iterate(JSON.stringify(ipTexts))) found.add(row.ip);
+    return found;
+  };
 }
 
 /** The rows whose score time has moved (rescore_due_at passed), oldest due first: a prepared reader. */

@@ -45,12 +45,6 @@ export function snapshotAllowlistRows(db: Database): { id: number; cidr: string;
   return db.query("SELECT id, cidr, created_at AS createdAt FROM allowlist ORDER BY id").all() as { id: number; cidr: string; createdAt: number }[];
 }
 
-/** Whether an address has a row: a prepared check. */
-export function addressRowCheck(db: Database): (ipText: string) => boolean {
-  const hasRow = db.prepare<{ one: number }, [string]>("SELECT 1 AS one FROM addresses WHERE ip = ?");
-  return (ipText) => hasRow.get(ipText) !== null;
-}
-
 /** The rows of these addresses, by address. */
 export function addressRowsOf(db: Database, ipTexts: readonly string[]): AddressRow[] {
   return db.query(`SELECT ${ADDRESS_ROW_COLUMNS} FROM addresses WHERE ip IN (SELECT value FROM json_each(?)) ORDER BY ip`).all(JSON.stringify(ipTexts)) as AddressRow[];

@@ -5,7 +5,7 @@
 
 import { Database } from "bun:sqlite";
 import { randomUUID } from "node:crypto";
-import { ADDRESS_ROW_COLUMNS, type AddressRow } from "./address-rows";
+import { ADDRESS_ROW_COLUMNS, type AddressRow, addressRowsAmongIn } from "./address-rows";
 import type { Store } from "./database";
 import { readListings } from "./feeds";
 import { type CountingReportRow, countingReportsSql } from "./reports";
@@ -120,10 +120,9 @@ export class SnapshotWriter {
     return this.db.query(`SELECT ${ADDRESS_ROW_COLUMNS} FROM main.addresses ORDER BY ip`).iterate() as IterableIterator<AddressRow>;
   }
 
-  /** Whether a copied address has a row: a prepared check. */
-  rowCheck(): (ipText: string) => boolean {
-    const hasRow = this.db.prepare<{ one: number }, [string]>("SELECT 1 AS one FROM main.addresses WHERE ip = ?");
-    return (ipText) => hasRow.get(ipText) !== null;
+  /** Which of the copied addresses have a row (addressRowsAmong). */
+  rowsAmong(): (ipTexts: readonly string[]) => Set<string> {
+    return addressRowsAmongIn(this.db);
   }
 
   insertIndexBlobs(blobs: readonly { name: string; type: string; bytes: Uint8Array }[]): void {

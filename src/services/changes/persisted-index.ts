@@ -83,7 +83,8 @@ const describe = (error: unknown): string => (error instanceof IndexFileProblem 
 /** What a write needs beyond the index: the addresses only a feed lists (they have no row) and the row check. */
 export interface ListingOnlyAddresses {
   candidates(): Iterable<Ip>;
-  hasRow(ipText: string): boolean;
+  /** Which of these addresses have a row. */
+  rowsAmong(ipTexts: readonly string[]): Set<string>;
 }
 
 /**
@@ -117,8 +118,10 @@ function captureIndex(store: Store, sync: IndexSync, listings: ListingOnlyAddres
   const index = sync.index;
   return stampIndexGeneration(store, () => {
     sync.catchUp();
-    const dropped: string[] = [];
-    for (const ip of listings.candidates()) if (index.slotOf(ip) !== NOT_FOUND && !listings.hasRow(ip.text)) dropped.push(ip.text);
+    const inIndex: string[] = [];
+    for (const ip of listings.candidates()) if (index.slotOf(ip) !== NOT_FOUND) inIndex.push(ip.text);
+    const withRow = listings.rowsAmong(inIndex);
+    const dropped = inIndex.filter((text) => !withRow.has(text));
     const rows = addressRowCount(store);
     const entries = index.size - index.networkCount - dropped.length;
     if (entries !== rows) throw new Error(`the index holds ${entries} addresses with a row, the table ${rows}: ${INDEX_FILE} not written`);

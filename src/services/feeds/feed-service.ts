@@ -14,7 +14,7 @@ import { type Cidr, type Ip, formatIpv4, ipFromWords, ipv4FromNumber } from "../
 import type { ScoringParameters, Severity } from "../../domain/scoring";
 import type { AddressRecord, ReputationIndex } from "../../index/reputation-index";
 import { NOT_FOUND } from "../../index/radix-common";
-import { addressRowExists } from "../../store/address-rows";
+import { addressRowsAmong } from "../../store/address-rows";
 import { inTransaction, type Store } from "../../store/database";
 import type { FeedRow, FeedTables } from "../../store/feeds";
 import type { AddressScorer } from "../reports/scorer";
@@ -55,12 +55,12 @@ export interface FeedServiceDeps {
 }
 
 export class FeedService {
-  private readonly hasRow;
+  private readonly rowsAmong;
   /** What the store looked like when the listings were last loaded: another process's import changes it. */
   private storeVersion: string;
 
   constructor(private readonly deps: FeedServiceDeps) {
-    this.hasRow = addressRowExists(deps.store);
+    this.rowsAmong = addressRowsAmong(deps.store);
     this.storeVersion = deps.tables.version();
   }
 
@@ -144,7 +144,7 @@ export class FeedService {
 
   /** Puts every listing into a freshly built index (at start; the rows of reported addresses are already in). */
   loadIntoIndex(): void {
-    putListingsInto(this.deps.index, this.deps.listed, this.deps.clock.now(), this.deps.params, this.hasRow);
+    putListingsInto(this.deps.index, this.deps.listed, this.deps.clock.now(), this.deps.params, this.rowsAmong);
   }
 
   private reload(): void {
@@ -161,10 +161,15 @@ export class FeedService {
    * row is in the index, so only candidates found there are looked up in the store.
    */
   private rescoreRows(candidates: readonly Ip[], now: number, out: Map<string, { ip: Ip; record: AddressRecord | null }>): void {
-    const { index, scorer } = this.deps;
-    for (const ip of candidates) {
-      if (index.slotOf(ip) !== NOT_FOUND && this.hasRow(ip.text)) out.set(ip.text, { ip, record: scorer.rescore(ip, now) });
-    }
+    const { scorer } = this.deps;
+    const withRow = this.withRow(candidates);
+    for (const ip of candidates) if (withRow.has(ip.text)) out.set(ip.text, { ip, record: scorer.rescore(ip, now) });
+  }
+
+  /** The texts of the candidates that have an `addresses` row; every address with a row is in the index. */
+  private withRow(candidates: readonly Ip[]): Set<string> {
+    const { index } = this.deps;
+    return this.rowsAmong(candidates.filter((ip) => index.slotOf(ip) !== NOT_FOUND).map((ip) => ip.text));
   }
 
   /** The index's own address entries inside the changed CIDRs, and the changed single addresses themselves. */
@@ -197,6 +202,8 @@ export class FeedService {
    */
   private applyToIndex(changed: readonly Cidr[], candidates: readonly Ip[], rescored: Map<string, { ip: Ip; record: AddressRecord | null }> | null, now: number): void {
     const { index, listed, params } = this.deps;
+    // After another process's change, the candidates with a row are left to the address change log.
+    const leftToLog = rescored === null ? this.withRow(candidates) : null;
     for (const cidr of changed) if (!isFullLength(cidr) && !listed.has(cidr)) index.removeNetwork(cidr);
     // Entries listed by the same feeds share a record: computed once per set of feeds.
     const byFeeds = new Map<string, AddressRecord | null>();
@@ -224,7 +231,7 @@ export class FeedService {
         continue;
       }
       const inIndex = index.slotOf(ip) !== NOT_FOUND;
-      if (rescored === null && inIndex && this.hasRow(ip.text)) continue;
+      if (leftToLog?.has(ip.text)) continue;
       if (!listed.listsAddress(ip)) {
         if (inIndex) index.remove(ip);
         continue;

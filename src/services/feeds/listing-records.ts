@@ -30,10 +30,11 @@ export const isFullLength = (cidr: Cidr): boolean => cidr.prefixLength === (cidr
  * Puts every listing into an index built from the `addresses` rows: each listed network with its record, and
  * each listed address that has no row (one with a row was scored with its listings already).
  */
-export function putListingsInto(index: ReputationIndex, listed: ListedNetworks, nowMs: number, params: ScoringParameters, hasRow: (ipText: string) => boolean): void {
+export function putListingsInto(index: ReputationIndex, listed: ListedNetworks, nowMs: number, params: ScoringParameters, rowsAmong: (ipTexts: readonly string[]) => Set<string>): void {
+  const withRow = rowsAmong([...listed.cidrs()].filter(isFullLength).map((c) => c.network.text));
   for (const cidr of listed.cidrs()) {
     if (isFullLength(cidr)) {
-      if (hasRow(cidr.network.text)) continue;
+      if (withRow.has(cidr.network.text)) continue;
       const record = listingRecord(listed, cidr.network, nowMs, params);
       if (record) index.upsert(cidr.network, record);
     } else {

@@ -214,7 +214,7 @@ async function copyContent(writer: SnapshotWriter, scoring: ScoringParameters, n
     if (++addresses % BATCH_ROWS === 0) await nextTurn();
   }
   // Listed networks, and listed addresses nobody reported, answer offline as they do on the server.
-  putListingsInto(index, listed, nowMs, scoring, writer.rowCheck());
+  putListingsInto(index, listed, nowMs, scoring, writer.rowsAmong());
   writer.insertIndexBlobs(indexBlobs(index));
   return { addresses, allowlist, threats, feeds, networks, rangeTables: 0 };
 }

@@ -7,7 +7,7 @@
 // - the data directory builds the index from the `addresses` table as the server does at start, and runs on the
 //   system clock; an address past retention is rescored in memory, never written.
 
-import { addressRowCheck, indexBlobRows, openSnapshotDatabase, rangeTableRows, snapshotAllowlistRows } from "../../store/snapshot-file";
+import { indexBlobRows, openSnapshotDatabase, rangeTableRows, snapshotAllowlistRows } from "../../store/snapshot-file";
 import type { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
 import { type Clock, systemClock } from "../../domain/clock";
@@ -28,7 +28,7 @@ import { META, readMeta, SNAPSHOT_FORMAT_VERSION } from "../../store/snapshot-fo
 import { indexFromBlobs, indexFromRows, indexLayout, indexOfAddresses, type IndexBlob } from "./index-blobs";
 import { infoFromMeta, type SnapshotInfo } from "./export";
 import { readListings } from "../../store/feeds";
-import { addressRowExists } from "../../store/address-rows";
+import { addressRowsAmong, addressRowsAmongIn } from "../../store/address-rows";
 import { ListedNetworks } from "../feeds/listed-networks";
 import { putListingsInto } from "../feeds/listing-records";
 
@@ -144,7 +144,7 @@ export function openSnapshot(file: string, options: OpenSnapshotOptions = {}): O
     if (!indexPrebuilt) {
       // The pre-built index carries the listings; one rebuilt from rows takes them now.
       index ??= indexFromRows(db, scoring.riskThresholds);
-      putListingsInto(index, listed, info.createdAtMs, scoring, addressRowCheck(db));
+      putListingsInto(index, listed, info.createdAtMs, scoring, addressRowsAmongIn(db));
     }
     if (index === null) throw new AppError("internal_error", "no index");
     const store = snapshotStore(db, file);
@@ -207,7 +207,7 @@ export async function openDataDirectory(config: Config, options: { needGeo: bool
         };
     const listings = readListings(store.sqlite);
     const listed = ListedNetworks.load(listings.feeds, listings.entries);
-    putListingsInto(index, listed, clock.now(), scoring, addressRowExists(store));
+    putListingsInto(index, listed, clock.now(), scoring, addressRowsAmong(store));
     // The server's scorer without its writes: the data directory is opened read-only.
     const scorer = createAddressScorer(store, scoring, { persist: false, listingsAround: (ip) => listed.listingsAround(ip) });
     const reputation = createReputation({ index, geo, allowlist, store, clock, scorer, params: scoring, networksAround: (ip) => listed.networksAround(ip) });

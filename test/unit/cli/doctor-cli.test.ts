@@ -21,6 +21,13 @@ async function run(args: string[], timeoutMs = 15_000) {
   return { stdout, stderr, code };
 }
 const hash = () => createHash("sha256").update(readFileSync(db)).digest("hex");
+/** Runs SQL on the database behind doctor's back, checkpointed into the file. */
+function alter(sql: string): void {
+  const sqlite = new Database(db);
+  sqlite.exec(sql);
+  sqlite.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  sqlite.close();
+}
 
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), "abuse-intel-doctor-"));
@@ -47,10 +54,7 @@ describe("abuse-intel doctor", () => {
   });
 
   test("an address row that disagrees with its reports is named; nothing is changed", async () => {
-    const sqlite = new Database(db);
-    sqlite.exec("UPDATE addresses SET reputation_score = 3 WHERE ip = '198.51.100.7'");
-    sqlite.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-    sqlite.close();
+    alter("UPDATE addresses SET reputation_score = 3 WHERE ip = '198.51.100.7'");
     const before = hash();
     const { stdout, code } = await run(["doctor", "--json"]);
     expect(code).toBe(1);
@@ -65,10 +69,7 @@ describe("abuse-intel doctor", () => {
 
 describe("abuse-intel doctor and an address row's rescore due time", () => {
   test("a row whose rescore was put off for good (its score would never decay) is named; an agreeing one is not", async () => {
-    const sqlite = new Database(db);
-    sqlite.exec("UPDATE addresses SET rescore_due_at = NULL WHERE ip = '198.51.100.7'");
-    sqlite.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-    sqlite.close();
+    alter("UPDATE addresses SET rescore_due_at = NULL WHERE ip = '198.51.100.7'");
     const { stdout, code } = await run(["doctor"]);
     expect(code).toBe(1);
     expect(stdout).toMatch(/198\.51\.100\.7: stored rescore due never, its reports give \d{4}-\d\d-\d\dT/);
@@ -76,10 +77,7 @@ describe("abuse-intel doctor and an address row's rescore due time", () => {
   });
 
   test("a row due later than its reports say is named too", async () => {
-    const sqlite = new Database(db);
-    sqlite.exec("UPDATE addresses SET rescore_due_at = rescore_due_at + 86400000 WHERE ip = '198.51.100.8'");
-    sqlite.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-    sqlite.close();
+    alter("UPDATE addresses SET rescore_due_at = rescore_due_at + 86400000 WHERE ip = '198.51.100.8'");
     const { stdout, code } = await run(["doctor"]);
     expect(code).toBe(1);
     expect(stdout).toContain("198.51.100.8: stored rescore due ");
@@ -88,11 +86,8 @@ describe("abuse-intel doctor and an address row's rescore due time", () => {
 
 describe("abuse-intel doctor and an address row's categories", () => {
   test("a row whose categories disagree with its reports (it would be on the wrong category lists) is named", async () => {
-    const sqlite = new Database(db);
     // SPAM is bit 0 and no report of 198.51.100.7 is SPAM; its score and counts are left as they are.
-    sqlite.exec("UPDATE addresses SET categories_mask = 1, last_category = 'SPAM' WHERE ip = '198.51.100.7'");
-    sqlite.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-    sqlite.close();
+    alter("UPDATE addresses SET categories_mask = 1, last_category = 'SPAM' WHERE ip = '198.51.100.7'");
     const { stdout, code } = await run(["doctor"]);
     expect(code).toBe(1);
     expect(stdout).toContain("198.51.100.7: stored categories SPAM (last SPAM), its reports give");

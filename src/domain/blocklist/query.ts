@@ -23,6 +23,12 @@ export interface BlocklistFilters {
   readonly minimumRiskCode: RiskCode;
   /** One family, or null for both. */
   readonly ipVersion: IpVersion | null;
+  /**
+   * The highest reputation score listed (100: every score; AbuseIPDB's `confidenceMinimum` asks for a bound).
+   * Applied during the walk, like the risk level, so that a listed network outside the bound does not hide the
+   * entries inside it that are within it.
+   */
+  readonly maximumScore: number;
 }
 
 export interface BlocklistRequest {
@@ -38,7 +44,9 @@ export interface BlocklistParams {
   format?: unknown;
 }
 
-export function blocklistFilters(options: { categories?: readonly Category[] | null; minimumRisk?: RiskLevel; ipVersion?: IpVersion | null } = {}): BlocklistFilters {
+export function blocklistFilters(
+  options: { categories?: readonly Category[] | null; minimumRisk?: RiskLevel; ipVersion?: IpVersion | null; maximumScore?: number } = {},
+): BlocklistFilters {
   const mask = options.categories && options.categories.length > 0 ? maskOf(options.categories) : 0;
   const minimumRisk = options.minimumRisk ?? DEFAULT_MINIMUM_RISK;
   return {
@@ -48,6 +56,7 @@ export function blocklistFilters(options: { categories?: readonly Category[] | n
     minimumRisk,
     minimumRiskCode: riskCode(minimumRisk),
     ipVersion: options.ipVersion ?? null,
+    maximumScore: options.maximumScore ?? 100,
   };
 }
 
@@ -111,10 +120,12 @@ export function parseBlocklistParams(params: BlocklistParams): BlocklistRequest 
 
 /**
  * A short text naming the list exactly (the same for every way of asking for it): the filter part of the ETag
- * and the key of cached selections. `m` categories mask in hex, `r` risk code, `v` family (0 both).
+ * and the key of cached selections. `m` categories mask in hex, `r` risk code, `v` family (0 both), and `s` the
+ * highest score when one is set.
  */
 export function filtersKey(filters: BlocklistFilters): string {
-  return `m${filters.categoriesMask.toString(16)}r${filters.minimumRiskCode}v${filters.ipVersion ?? 0}`;
+  const bound = filters.maximumScore < 100 ? `s${filters.maximumScore}` : "";
+  return `m${filters.categoriesMask.toString(16)}r${filters.minimumRiskCode}v${filters.ipVersion ?? 0}${bound}`;
 }
 
 /** The `filters` object of the JSON format. */

@@ -42,12 +42,13 @@ export interface BlacklistDeps {
 
 export function selectBlacklist(deps: BlacklistDeps, query: BlacklistQuery): { generatedAt: string; entries: BlacklistEntry[] } {
   deps.expireDue();
-  const selection = selectBlocklist(deps.index, deps.allowlist.set, blocklistFilters({ minimumRisk: "LOW", ipVersion: query.ipVersion }), { details: true });
-  const details = selection.details!;
   const maxScore = 100 - query.confidenceMinimum;
+  const filters = blocklistFilters({ minimumRisk: "LOW", ipVersion: query.ipVersion, maximumScore: maxScore });
+  const selection = selectBlocklist(deps.index, deps.allowlist.set, filters, { details: true });
+  const details = selection.details!;
   // Entries by score (0 = most confident first), each bucket newest report first.
   const buckets: number[][] = Array.from({ length: maxScore + 1 }, () => []);
-  for (let i = 0; i < selection.count; i++) if (details.score[i] <= maxScore) buckets[details.score[i]].push(i);
+  for (let i = 0; i < selection.count; i++) buckets[details.score[i]].push(i);
   const lastSeen = details.lastSeen;
   const newestFirst = (a: number, b: number) => (Number.isNaN(lastSeen[a]) ? 1 : Number.isNaN(lastSeen[b]) ? -1 : lastSeen[b] - lastSeen[a]);
 

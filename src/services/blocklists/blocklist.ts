@@ -69,6 +69,8 @@ export function selectBlocklist(index: ReputationIndex, allowlist: CidrSet, filt
   const risk = index.risk;
   const categories = index.categories;
   const minRisk = filters.minimumRiskCode;
+  const maxScore = filters.maximumScore;
+  const score = index.score;
   const mask = filters.categoriesMask;
   const capacity4 = filters.ipVersion === 6 ? 0 : index.v4.size;
   const capacity6 = filters.ipVersion === 4 ? 0 : index.v6.size;
@@ -109,7 +111,7 @@ export function selectBlocklist(index: ReputationIndex, allowlist: CidrSet, filt
       const network = cursor.network;
       if (network <= coveredTo) continue;
       slot = cursor.value;
-      if (risk[slot] < minRisk) continue;
+      if (risk[slot] < minRisk || score[slot] > maxScore) continue;
       if (mask !== 0 && (categories[slot] & mask) === 0) continue;
       const len = cursor.prefixLength;
       if (len !== 32) coveredTo = network + 2 ** (32 - len) - 1;
@@ -143,7 +145,7 @@ export function selectBlocklist(index: ReputationIndex, allowlist: CidrSet, filt
       const network = cursor.network;
       if (covering && compareWords(network, coveredTo) <= 0) continue;
       slot = cursor.value;
-      if (risk[slot] < minRisk) continue;
+      if (risk[slot] < minRisk || score[slot] > maxScore) continue;
       if (mask !== 0 && (categories[slot] & mask) === 0) continue;
       const len = cursor.prefixLength;
       if (len !== 128) {

@@ -503,7 +503,7 @@ describe("parameters", () => {
   test("defaults: every category, MEDIUM and above, both families, json", () => {
     const { filters, format } = parseBlocklistParams({});
     expect(format).toBe("json");
-    expect(filters).toEqual({ categories: null, categoriesMask: 0, minimumRisk: "MEDIUM", minimumRiskCode: 1, ipVersion: null });
+    expect(filters).toEqual({ categories: null, categoriesMask: 0, minimumRisk: "MEDIUM", minimumRiskCode: 1, ipVersion: null, maximumScore: 100 });
   });
 
   test("the same list asked in different words has one key", () => {

@@ -131,7 +131,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   const scoring = scoringParametersOf(config);
   const feedTables = new FeedTables(store);
   const listed = ListedNetworks.load(feedTables.list(), feedTables.everyEntry());
-  const scorer = createAddressScorer(store, scoring, { listingsAround: (ip) => listed.listingsAround(ip) });
+  // Bound late: the feed service is made with this scorer, and scores with the listings it keeps current.
+  const scorer = createAddressScorer(store, scoring, { listingsAround: (ip) => feedService.currentListingsAround(ip) });
   const enrichment = await openEnrichment({ dataDir: config.dataDir, mmdbPath: config.geoMmdb });
   for (const warning of enrichment.warnings) console.error(`enrichment: ${warning}`);
   const indexFile = options.indexFile;
@@ -150,7 +151,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   const allowlist = createAllowlist(store, clock);
   allowlist.onChange(() => index.touch());
   const reputation = createReputation({ index, geo: enrichment, allowlist, store, clock, scorer, params: scoring, networksAround: (ip) => listed.networksAround(ip) });
-  const feedService = new FeedService({ store, tables: feedTables, listed, index, scorer, clock, params: scoring });
+  const feedService = new FeedService({ store, tables: feedTables, listed, index, scorer, clock, params: scoring, catchUpIndex: () => indexSync.catchUp() });
   feedService.loadIntoIndex();
   // Timers start with the scheduler (`serve`); CLI commands and tests refresh feeds by hand.
   const feeds = new Feeds({ service: feedService, tables: feedTables, clock });

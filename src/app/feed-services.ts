@@ -19,8 +19,8 @@ export function createFeedServices(store: Store, config: Config, clock: Clock): 
   const tables = new FeedTables(store);
   const listed = ListedNetworks.load(tables.list(), tables.everyEntry());
   const scorer = createAddressScorer(store, params, { listingsAround: (ip) => listed.listingsAround(ip) });
-  const index = IndexSync.build(store, params.riskThresholds).index;
-  const service = new FeedService({ store, tables, listed, index, scorer, clock, params });
+  const sync = IndexSync.build(store, params.riskThresholds);
+  const service = new FeedService({ store, tables, listed, index: sync.index, scorer, clock, params, catchUpIndex: () => sync.catchUp() });
   return new Feeds({ service, tables, clock });
 }
 

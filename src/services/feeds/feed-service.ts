@@ -1,7 +1,9 @@
 // Feeds (contract section 12): importing a list under a feed's name (adding to it, or replacing it whole),
 // removing a feed, and keeping the index in step. One change runs in three steps:
-// 1. the in-memory listings take the change, so the scorer sees the new listings;
-// 2. one transaction writes the entries and rescores the reported addresses inside what changed;
+// 1. under the write lock, the index and the listings first take what other processes committed (the rows of
+//    their reports, their feed changes), then the listings take the change, so the scorer sees the new listings
+//    and every reported address inside it is found;
+// 2. the same transaction writes the entries and rescores the reported addresses inside what changed;
 // 3. the index takes the networks' new records and the rescored addresses, synchronously, after the commit:
 //    no request runs in between, so none sees half a list, and the blocklist ETag moves once.
 // If the transaction fails, the listings are reloaded from the store and nothing has changed.
@@ -16,6 +18,8 @@ import type { AddressRecord, ReputationIndex } from "../../index/reputation-inde
 import { NOT_FOUND } from "../../index/radix-common";
 import { addressRowsAmong } from "../../store/address-rows";
 import { inTransaction, type Store } from "../../store/database";
+import { dataVersion } from "../../store/database-health";
+import type { Listing } from "../../domain/feeds";
 import type { FeedRow, FeedTables } from "../../store/feeds";
 import type { AddressScorer } from "../reports/scorer";
 import { ListedNetworks } from "./listed-networks";
@@ -52,16 +56,41 @@ export interface FeedServiceDeps {
   scorer: AddressScorer;
   clock: Clock;
   params: ScoringParameters;
+  /**
+   * Brings the index up to every row committed so far, another process's too (IndexSync.catchUp): called under
+   * the write lock, before a change looks for the reported addresses inside it.
+   */
+  catchUpIndex?: () => void;
 }
 
 export class FeedService {
   private readonly rowsAmong;
   /** What the store looked like when the listings were last loaded: another process's import changes it. */
   private storeVersion: string;
+  /** Called after another process's feed changes were taken in (the schedule follows them). */
+  onExternalChangesFollowed: (() => void) | null = null;
+  /** PRAGMA data_version when currentListingsAround last looked: it moves when another connection commits. */
+  private seenDataVersion: number;
 
   constructor(private readonly deps: FeedServiceDeps) {
     this.rowsAmong = addressRowsAmong(deps.store);
     this.storeVersion = deps.tables.version();
+    this.seenDataVersion = dataVersion(deps.store.sqlite);
+  }
+
+  /**
+   * The listings around `ip` as the store holds them now, for scoring inside a write transaction. Another
+   * process's feed change otherwise reaches the listings at the change watcher's next poll, up to 500 ms later,
+   * and a report scored in between kept a score without the new listing for good. When no other connection has
+   * committed (the usual case) this costs one PRAGMA.
+   */
+  currentListingsAround(ip: Ip): Listing[] {
+    const version = dataVersion(this.deps.store.sqlite);
+    if (version !== this.seenDataVersion) {
+      this.seenDataVersion = version;
+      this.followExternalChanges();
+    }
+    return this.deps.listed.listingsAround(ip);
   }
 
   get listed(): ListedNetworks {
@@ -80,13 +109,16 @@ export class FeedService {
       throw new AppError("bad_request", `The list has no valid entries (${list.badLines} bad lines): a replace would empty feed ${name}, so nothing was changed`);
     }
     const now = clock.now();
-    const previous = tables.get(name);
-    const changed = listed.setFeed(name, { category: options.category, severity: options.severity, updatedAt: now }, list.entries, options.replace);
-    const candidates = this.addressesWithin(changed);
     const rescored = new Map<string, { ip: Ip; record: AddressRecord | null }>();
+    let changed: Cidr[] = [];
+    let candidates: Ip[] = [];
     let entries = 0;
     try {
       inTransaction(this.deps.store, () => {
+        this.catchUp();
+        const previous = tables.get(name);
+        changed = listed.setFeed(name, { category: options.category, severity: options.severity, updatedAt: now }, list.entries, options.replace);
+        candidates = this.addressesWithin(changed);
         // The feed row first: its entries reference it.
         tables.save(feedRowOf(name, options, previous, now, 0, list.badLines));
         entries = tables.writeEntries(name, list.entries, now, options.replace);
@@ -107,11 +139,14 @@ export class FeedService {
     const { tables, listed, clock } = this.deps;
     if (tables.get(name) === null) throw notFound(`No feed named ${name}`);
     const now = clock.now();
-    const changed = listed.removeFeed(name);
-    const candidates = this.addressesWithin(changed);
     const rescored = new Map<string, { ip: Ip; record: AddressRecord | null }>();
+    let changed: Cidr[] = [];
+    let candidates: Ip[] = [];
     try {
       inTransaction(this.deps.store, () => {
+        this.catchUp();
+        changed = listed.removeFeed(name);
+        candidates = this.addressesWithin(changed);
         tables.remove(name);
         this.rescoreRows(candidates, now, rescored);
       });
@@ -139,7 +174,17 @@ export class FeedService {
     for (const c of this.deps.listed.cidrs()) changed.set(c.text, c);
     const cidrs = [...changed.values()];
     this.applyToIndex(cidrs, this.addressesWithin(cidrs), null, this.deps.clock.now());
+    this.onExternalChangesFollowed?.();
     return true;
+  }
+
+  /**
+   * Under the write lock at the start of a change: what other processes committed until now (rows and feeds) is
+   * taken in first, so the change neither misses a reported address nor scores with listings it has not seen.
+   */
+  private catchUp(): void {
+    this.deps.catchUpIndex?.();
+    this.followExternalChanges();
   }
 
   /** Puts every listing into a freshly built index (at start; the rows of reported addresses are already in). */

@@ -55,6 +55,7 @@ export class Feeds {
   constructor(private readonly deps: { service: FeedService; tables: FeedTables; clock: Clock; fetch?: typeof fetch }) {
     this.refresher = new FeedRefresher({ tables: deps.tables, feeds: deps.service, clock: deps.clock, fetch: deps.fetch });
     this.schedule = new FeedSchedule({ tables: deps.tables, refresher: this.refresher, clock: deps.clock });
+    deps.service.onExternalChangesFollowed = () => this.schedule.sync();
   }
 
   get service(): FeedService {
@@ -109,7 +110,7 @@ export class Feeds {
 
   /** After another process changed feeds: listings, index and timers follow. */
   followExternalChanges(): void {
-    if (this.deps.service.followExternalChanges()) this.schedule.sync();
+    this.deps.service.followExternalChanges();
   }
 
   private view(row: FeedRow): FeedView {

@@ -130,6 +130,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   stoppers.push(() => webhookDispatcher.stop());
   const scoring = scoringParametersOf(config);
   const feedTables = new FeedTables(store);
+  const listedVersion = feedTables.version();
   const listed = ListedNetworks.load(feedTables.list(), feedTables.everyEntry());
   // Bound late: the feed service is made with this scorer, and scores with the listings it keeps current.
   const scorer = createAddressScorer(store, scoring, { listingsAround: (ip) => feedService.currentListingsAround(ip) });
@@ -151,7 +152,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   const allowlist = createAllowlist(store, clock);
   allowlist.onChange(() => index.touch());
   const reputation = createReputation({ index, geo: enrichment, allowlist, store, clock, scorer, params: scoring, networksAround: (ip) => listed.networksAround(ip) });
-  const feedService = new FeedService({ store, tables: feedTables, listed, index, scorer, clock, params: scoring, catchUpIndex: () => indexSync.catchUp() });
+  const feedService = new FeedService({ store, tables: feedTables, listed, index, scorer, clock, params: scoring, catchUpIndex: () => indexSync.catchUp(), listedVersion });
   feedService.loadIntoIndex();
   // Timers start with the scheduler (`serve`); CLI commands and tests refresh feeds by hand.
   const feeds = new Feeds({ service: feedService, tables: feedTables, clock });

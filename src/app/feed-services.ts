@@ -17,10 +17,11 @@ import { FeedTables } from "../store/feeds";
 export function createFeedServices(store: Store, config: Config, clock: Clock): Feeds {
   const params = scoringParametersOf(config);
   const tables = new FeedTables(store);
+  const listedVersion = tables.version();
   const listed = ListedNetworks.load(tables.list(), tables.everyEntry());
   const scorer = createAddressScorer(store, params, { listingsAround: (ip) => listed.listingsAround(ip) });
   const sync = IndexSync.build(store, params.riskThresholds);
-  const service = new FeedService({ store, tables, listed, index: sync.index, scorer, clock, params, catchUpIndex: () => sync.catchUp() });
+  const service = new FeedService({ store, tables, listed, index: sync.index, scorer, clock, params, catchUpIndex: () => sync.catchUp(), listedVersion });
   return new Feeds({ service, tables, clock });
 }
 

@@ -61,6 +61,11 @@ export interface FeedServiceDeps {
    * the write lock, before a change looks for the reported addresses inside it.
    */
   catchUpIndex?: () => void;
+  /**
+   * The feeds' version (FeedTables.version) read before `listed` was loaded: a change another process commits
+   * in between is then seen as one at the next look. Read now when not given.
+   */
+  listedVersion?: string;
 }
 
 export class FeedService {
@@ -74,7 +79,7 @@ export class FeedService {
 
   constructor(private readonly deps: FeedServiceDeps) {
     this.rowsAmong = addressRowsAmong(deps.store);
-    this.storeVersion = deps.tables.version();
+    this.storeVersion = deps.listedVersion ?? deps.tables.version();
     this.seenDataVersion = dataVersion(deps.store.sqlite);
   }
 

@@ -30,6 +30,7 @@ const errorResponses: Record<string, Schema> = Object.fromEntries(
     ["401", "Authentication failed. Your API key is either missing, incorrect, or revoked."],
     ["404", "Unknown /api/v2 path"],
     ["405", "Wrong method for this path"],
+    ["413", "A request body over 16 MiB (with a declared length or chunked); nothing is read past it"],
     ["422", "A bad parameter, named in source.parameter"],
     ["429", "Over the daily budget, or the same address again within 15 minutes (with Retry-After)"],
   ].map(([status, description]) => [status, { description, headers: RATE_HEADERS, content: { "application/json": { schema: ERRORS } } }]),

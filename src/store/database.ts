@@ -55,11 +55,21 @@ export function isBusyError(error: unknown): boolean {
 
 /** The disk under the data directory is full: the write was rolled back; the server keeps running. */
 export function diskFullError(): AppError {
-  return new AppError("busy", "The disk holding the data directory is full: nothing was stored. Free some space and try again", { headers: { "retry-after": "30" } });
+  return new DiskFullError();
 }
 
-/** Whether an error is SQLite's "database or disk is full" (or a write that failed for want of space). */
+class DiskFullError extends AppError {
+  constructor() {
+    super("busy", "The disk holding the data directory is full: nothing was stored. Free some space and try again", { headers: { "retry-after": "30" } });
+  }
+}
+
+/**
+ * Whether an error is SQLite's "database or disk is full" (or a write that failed for want of space), or the
+ * AppError made of one (diskFullError).
+ */
 export function isDiskFullError(error: unknown): boolean {
+  if (error instanceof DiskFullError) return true;
   const code = (error as { code?: unknown } | null)?.code;
   return code === "SQLITE_FULL" || (typeof code === "string" && code.startsWith("SQLITE_IOERR") && /no space|disk is full|ENOSPC/i.test(String((error as Error).message)));
 }

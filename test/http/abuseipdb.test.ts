@@ -360,6 +360,26 @@ describe("bulk-report", () => {
     }
   });
 
+  test("a row that cannot be written is listed as not saved, none of its categories kept; the other rows are saved", async () => {
+    // The second category of one row fails its INSERT (after the first was written), in the same batch as others.
+    h.store.sqlite.exec(`CREATE TRIGGER test_refuse_row BEFORE INSERT ON reports WHEN NEW.ip = '192.0.2.71' AND NEW.category = 'SSH'
+                         BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`);
+    try {
+      const csv = ["IP,Categories,ReportDate,Comment", "192.0.2.70,18,,a", '192.0.2.71,"18,22",,b', "192.0.2.72,22,,c"].join("\n");
+      const body = new FormData();
+      body.append("csv", new Blob([csv], { type: "text/csv" }), "report.csv");
+      const res = await fetch(`${base()}/api/v2/bulk-report`, { method: "POST", body, headers: { Key: reporter.key } });
+      expect({ status: res.status, body: await res.json() }).toEqual({
+        status: 200,
+        body: { data: { savedReports: 2, invalidReports: [{ error: "Not Saved: Internal Error", input: "192.0.2.71", rowNumber: 3 }] } },
+      });
+      const stored = h.store.sqlite.query("SELECT ip, count(*) AS n FROM reports WHERE ip IN ('192.0.2.70', '192.0.2.71', '192.0.2.72') GROUP BY ip ORDER BY ip").all();
+      expect(stored).toEqual([{ ip: "192.0.2.70", n: 1 }, { ip: "192.0.2.72", n: 1 }]);
+    } finally {
+      h.store.sqlite.exec("DROP TRIGGER test_refuse_row");
+    }
+  });
+
   test("without a csv field it is 422 naming csv", async () => {
     const res = await post("/api/v2/bulk-report", new FormData());
     expect(res.status).toBe(422);

@@ -175,7 +175,7 @@ export const abuseIpdbPaths: Record<string, Record<string, unknown>> = {
     post: operation(
       "abuseIpdbBulkReport",
       "Report many addresses from a CSV",
-      "Multipart field `csv`: IP,Categories,ReportDate,Comment, at most 10,000 lines. rowNumber is the line of the file (the header is line 1).",
+      "Multipart field `csv`: IP,Categories,ReportDate,Comment, at most 10,000 lines. rowNumber is the line of the file (the header is line 1). Each row is a report of its own: a good row that could not be written (`Not Saved: Disk Full`, `Not Saved: Database Busy`, `Not Saved: Internal Error`) is listed beside the rows saved; when no row could be written, the answer is the error (503).",
       [],
       ok("What was saved", obj({ savedReports: int(), invalidReports: { type: "array", items: obj({ error: str(), input: str(), rowNumber: int() }) } })),
       { content: { "multipart/form-data": { schema: { type: "object", properties: { csv: { type: "string", format: "binary" } }, required: ["csv"] } } } },

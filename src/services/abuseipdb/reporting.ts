@@ -9,6 +9,8 @@
 //   `abuseintel import reports`, which keeps the file's dates).
 // - A comment is cut to 1,024 characters, never refused (fail2ban sends up to 1,000 characters of log lines, and
 //   other clients more).
+// - A bulk-report's rows are reports of their own: a good row that could not be written is listed as `Not Saved:
+//   ...` beside those stored; only when none went in is the answer the failure (docs/decisions.md).
 // - `clear-address` deletes the reports (with their state history); credits already earned stay in the ledger.
 
 import { type Category, categoryFromAbuseIpdb } from "../../domain/categories";
@@ -19,7 +21,7 @@ import type { Principal } from "../../domain/principal";
 import { MAX_DESCRIPTION_CHARS, type ReportInput } from "../../domain/report-input";
 import type { Severity } from "../../domain/scoring";
 import type { AddressReports } from "../../store/address-reports";
-import { inTransaction, type Store } from "../../store/database";
+import { inTransaction, isDiskFullError, type Store } from "../../store/database";
 import { AddressChanges, type AddressChangePublisher } from "../changes/address-changes";
 import type { Reputation } from "../lookups/reputation";
 import { csvRecords, parseIsoDateTime } from "../reports/import";
@@ -65,6 +67,13 @@ export function reportableIp(text: string): Ip | string {
   const ip = tryParseIp(text.trim());
   if (typeof ip === "string") return ip;
   return unreportableReason(ip) ?? ip;
+}
+
+/** The `error` of a bulk-report row that was good but could not be written. */
+function notSaved(reason: unknown): string {
+  if (isDiskFullError(reason)) return "Not Saved: Disk Full";
+  if (reason instanceof AppError && reason.errorCode === "busy") return "Not Saved: Database Busy";
+  return "Not Saved: Internal Error";
 }
 
 const inputsOf = (ip: Ip, categories: readonly Category[], comment: string): ReportInput[] =>
@@ -135,11 +144,22 @@ export class AbuseIpdbReporting {
     // Checked whole before anything is written: a file over the limit changes nothing.
     const outcomes = await Promise.allSettled(good.map((row) => this.deps.reports.submitAll(principal.userId, row.reports, { source: "abuseipdb" })));
     let saved = 0;
+    let failure: unknown = null;
     outcomes.forEach((outcome, i) => {
-      if (outcome.status === "fulfilled") saved++;
-      else if (outcome.reason instanceof AppError && outcome.reason.errorCode === "duplicate_report") invalid.push({ error: "Duplicate IP", input: good[i].input, rowNumber: good[i].rowNumber });
-      else throw outcome.reason;
+      if (outcome.status === "fulfilled") {
+        saved++;
+      } else if (outcome.reason instanceof AppError && outcome.reason.errorCode === "duplicate_report") {
+        invalid.push({ error: "Duplicate IP", input: good[i].input, rowNumber: good[i].rowNumber });
+      } else {
+        failure ??= outcome.reason;
+        invalid.push({ error: notSaved(outcome.reason), input: good[i].input, rowNumber: good[i].rowNumber });
+      }
     });
+    // Nothing of the file went in: the failure itself is the answer (a full disk or a busy database is 503, and
+    // the client sends the file again). Otherwise the rows that did go in must be counted, so the answer is 200.
+    if (saved === 0 && failure !== null) throw failure;
+    // An unexpected failure answered inside a 200 would otherwise go unlogged (an answered 500 is logged).
+    if (failure !== null && !(failure instanceof AppError)) console.error("bulk-report: rows not saved:", failure);
     invalid.sort((a, b) => a.rowNumber - b.rowNumber);
     return { savedReports: saved, invalidReports: invalid };
   }

@@ -185,7 +185,7 @@ export const abuseIpdbPaths: Record<string, Record<string, unknown>> = {
     delete: operation(
       "abuseIpdbClearAddress",
       "Delete the reports of an address",
-      "An admin's key clears every report of the address, anyone else's only their own; the address is rescored at once.",
+      "An admin's key clears every report of the address, anyone else's only their own; the address is rescored at once. What the deleted reports earned is taken back (a `report_cleared` ledger row each), and their reporters still may not report the address again within 15 minutes of them.",
       [IP_ADDRESS],
       ok("How many reports were deleted", obj({ numReportsDeleted: int() })),
     ),

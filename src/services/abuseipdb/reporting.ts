@@ -11,7 +11,8 @@
 //   other clients more).
 // - A bulk-report's rows are reports of their own: a good row that could not be written is listed as `Not Saved:
 //   ...` beside those stored; only when none went in is the answer the failure (docs/decisions.md).
-// - `clear-address` deletes the reports (with their state history); credits already earned stay in the ledger.
+// - `clear-address` deletes the reports (with their state history) and takes back what they earned, as a
+//   rejection does; it does not reopen the 15-minute rule (docs/decisions.md).
 
 import { type Category, categoryFromAbuseIpdb } from "../../domain/categories";
 import type { Clock } from "../../domain/clock";
@@ -25,7 +26,8 @@ import { inTransaction, isDiskFullError, type Store } from "../../store/database
 import { AddressChanges, type AddressChangePublisher } from "../changes/address-changes";
 import type { Reputation } from "../lookups/reputation";
 import { csvRecords, parseIsoDateTime } from "../reports/import";
-import type { ReportService } from "../reports/intake";
+import { CreditLedger } from "../reports/credits";
+import { DUPLICATE_WINDOW_MS, type ReportService } from "../reports/intake";
 import type { AddressScorer } from "../reports/scorer";
 import { ParameterError, confidenceOf } from "./wire";
 
@@ -80,7 +82,11 @@ const inputsOf = (ip: Ip, categories: readonly Category[], comment: string): Rep
   categories.map((category) => ({ ip, category, severity: ABUSEIPDB_SEVERITY, description: comment, evidence: null, shape: "B" as const }));
 
 export class AbuseIpdbReporting {
-  constructor(private readonly deps: ReportingDeps) {}
+  private readonly ledger: CreditLedger;
+
+  constructor(private readonly deps: ReportingDeps) {
+    this.ledger = new CreditLedger(deps.store);
+  }
 
   /** `report`: the address's confidence after it. Throws duplicate_report within 15 minutes. */
   async report(principal: Principal, params: { ip: string | undefined; categories: string | undefined; comment: string | undefined; timestamp: string | undefined }): Promise<{ ipAddress: string; abuseConfidenceScore: number }> {
@@ -164,14 +170,21 @@ export class AbuseIpdbReporting {
     return { savedReports: saved, invalidReports: invalid };
   }
 
-  /** `clear-address`: an admin clears every report of the address, anyone else their own; rescored at once. */
+  /**
+   * `clear-address`: an admin clears every report of the address, anyone else their own; rescored at once. The
+   * deleted reports' credits are taken back, and their times still count for the 15-minute rule.
+   */
   clearAddress(principal: Principal, ip: Ip): { numReportsDeleted: number } {
     const { store, addressReports, scorer, addressChanges, clock } = this.deps;
     const changes = new AddressChanges();
     let deleted = 0;
     inTransaction(store, () => {
-      deleted = addressReports.deleteOf(ip.text, principal.role === "admin" ? null : principal.userId);
-      if (deleted > 0) changes.set(ip, scorer.rescore(ip, clock.now()));
+      const now = clock.now();
+      const reports = addressReports.deleteOf(ip.text, principal.role === "admin" ? null : principal.userId, now - DUPLICATE_WINDOW_MS);
+      deleted = reports.length;
+      if (deleted === 0) return;
+      this.ledger.reverseDeleted(reports.map((r) => r.id), now);
+      changes.set(ip, scorer.rescore(ip, now));
     });
     addressChanges.publish(changes);
     return { numReportsDeleted: deleted };

@@ -7,6 +7,7 @@ import { ABUSEIPDB_ENDPOINTS, UNLIMITED_RATE_LIMIT } from "../../src/http/abusei
 import { buildOpenApiDocument } from "../../src/http/openapi";
 import { listen } from "../../src/http/server";
 import { addUser, type TestUser } from "../support/accounts";
+import { watchEventLoop } from "../support/event-loop-watch";
 import { createHarness, type Harness } from "../support/harness";
 
 let h: Harness;
@@ -384,20 +385,10 @@ describe("bulk-report", () => {
     const rows = Array.from({ length: 10_000 }, (_, i) => `100.64.${i >> 8}.${i & 255},"18,22,14",,row ${i}`);
     const body = new FormData();
     body.append("csv", new Blob([["IP,Categories,ReportDate,Comment", ...rows].join("\n")], { type: "text/csv" }), "report.csv");
-    // The server runs in this process: a timer here is held whenever a request is.
-    let longestTurn = 0;
-    let last = performance.now();
-    const ticks = setInterval(() => {
-      longestTurn = Math.max(longestTurn, performance.now() - last);
-      last = performance.now();
-    }, 2);
-    try {
-      const res = await fetch(`${base()}/api/v2/bulk-report`, { method: "POST", body, headers: { Key: unlimited.key } });
-      expect(((await res.json()) as { data: { savedReports: number } }).data.savedReports).toBe(10_000);
-    } finally {
-      clearInterval(ticks);
-    }
-    expect(longestTurn).toBeLessThan(150);
+    const watch = watchEventLoop();
+    const res = await fetch(`${base()}/api/v2/bulk-report`, { method: "POST", body, headers: { Key: unlimited.key } });
+    const saved = ((await res.json()) as { data: { savedReports: number } }).data.savedReports;
+    expect({ saved, longestTurnUnder150ms: watch.stop() < 150 }).toEqual({ saved: 10_000, longestTurnUnder150ms: true });
   });
 
   test("without a csv field it is 422 naming csv", async () => {

@@ -1,6 +1,6 @@
 // Request bodies as the contract wants them (section 1): JSON routes take application/json up to 64 KiB;
-// a wrong media type is 415, malformed JSON 400, too large 413. A few routes take text (feeds) or forms
-// (the AbuseIPDB-compatible API); they name their own limits.
+// a wrong media type is 415, malformed JSON 400, too large 413. A route taking text (feeds) names its own limit;
+// `/api/v2` reads its forms itself (abuseipdb/params.ts) with readLimited.
 
 import { scanBulkBody } from "../domain/bulk-inputs";
 import { AppError } from "../domain/errors";
@@ -30,10 +30,6 @@ const SCANNED_JSON_RULES = new Map<string, BodyRule>([
 const SPECIAL_RULES: { prefix: string; rule: BodyRule }[] = [
   // A feed's list, up to 64 MiB: read only for an administrator.
   { prefix: "/v1/admin/feeds/", rule: { types: ["text/plain"], limit: 64 * 1024 * 1024, readFor: "admin" } },
-  {
-    prefix: "/api/v2/",
-    rule: { types: ["application/json", "application/x-www-form-urlencoded", "multipart/form-data"], limit: 8 * 1024 * 1024 },
-  },
 ];
 
 export function bodyRuleFor(path: string): BodyRule {

@@ -3,7 +3,7 @@
 
 import type { Database } from "bun:sqlite";
 import type { Store } from "./database";
-import { countReportDeletion } from "./report-deletions";
+import { countReportDeletion, keepClearedReportTimes } from "./report-deletions";
 
 export interface AddressReportRow {
   id: number;
@@ -20,13 +20,20 @@ export interface AddressReportSummary {
   lastAt: number | null;
 }
 
+/** A report deleteOf deleted. */
+export interface DeletedReport {
+  id: number;
+  reporterId: number;
+  createdAt: number;
+}
+
 const COUNTING = "status IN ('pending', 'verified')";
 
 export class AddressReports {
   private readonly summary;
   private readonly page;
-  private readonly idsOf;
-  private readonly idsOfReporter;
+  private readonly reportsOf;
+  private readonly reportsOfReporter;
   private readonly sqlite: Database;
 
   constructor(store: Store) {
@@ -41,8 +48,9 @@ export class AddressReports {
          FROM reports WHERE ip = ? AND created_at >= ? AND ${COUNTING}
         ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
     );
-    this.idsOf = db.prepare<{ id: number }, [string]>("SELECT id FROM reports WHERE ip = ?");
-    this.idsOfReporter = db.prepare<{ id: number }, [string, number]>("SELECT id FROM reports WHERE ip = ? AND reporter_id = ?");
+    const deletable = "SELECT id, reporter_id AS reporterId, created_at AS createdAt FROM reports";
+    this.reportsOf = db.prepare<DeletedReport, [string]>(`${deletable} WHERE ip = ?`);
+    this.reportsOfReporter = db.prepare<DeletedReport, [string, number]>(`${deletable} WHERE ip = ? AND reporter_id = ?`);
   }
 
   /** Counting reports of `ipText` made at or after `sinceMs`. */
@@ -56,18 +64,24 @@ export class AddressReports {
   }
 
   /**
-   * Deletes the reports of `ipText` (only `reporterId`'s when given, whatever their state) with their transitions;
-   * returns how many. Ledger rows stay: credits already earned are history. Call inside a transaction.
+   * Deletes the reports of `ipText` (only `reporterId`'s when given, whatever their state) with their transitions,
+   * and returns them, with what a deletion leaves behind (report-deletions.ts): the deletion counted, and each
+   * reporter's newest deleted report time kept while it is after `duplicateSinceMs`. Ledger rows stay: the caller
+   * reverses the credits. Call inside a transaction.
    */
-  deleteOf(ipText: string, reporterId: number | null): number {
-    const ids = (reporterId === null ? this.idsOf.all(ipText) : this.idsOfReporter.all(ipText, reporterId)).map((r) => r.id);
+  deleteOf(ipText: string, reporterId: number | null, duplicateSinceMs: number): DeletedReport[] {
+    const deleted = reporterId === null ? this.reportsOf.all(ipText) : this.reportsOfReporter.all(ipText, reporterId);
+    const ids = deleted.map((r) => r.id);
     for (let i = 0; i < ids.length; i += 500) {
       const chunk = ids.slice(i, i + 500);
       const marks = chunk.map(() => "?").join(",");
       this.sqlite.prepare(`DELETE FROM report_transitions WHERE report_id IN (${marks})`).run(...chunk);
       this.sqlite.prepare(`DELETE FROM reports WHERE id IN (${marks})`).run(...chunk);
     }
-    if (ids.length > 0) countReportDeletion(this.sqlite);
-    return ids.length;
+    if (ids.length > 0) {
+      countReportDeletion(this.sqlite);
+      keepClearedReportTimes(this.sqlite, ipText, deleted, duplicateSinceMs);
+    }
+    return deleted;
   }
 }

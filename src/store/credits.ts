@@ -19,6 +19,13 @@ export interface LedgerRow<Reason extends string = string> {
   createdAt: number;
 }
 
+/** The credits one report holds for one account: the sum of its ledger rows. */
+export interface ReportCredits {
+  reportId: number;
+  userId: number;
+  held: number;
+}
+
 export class CreditTables {
   private readonly stmt;
 
@@ -38,6 +45,10 @@ export class CreditTables {
          RETURNING balance`,
       ),
       creditedOf: sqlite.prepare<{ reason: string; delta: number }, [number]>("SELECT reason, delta FROM credit_ledger WHERE report_id = ? ORDER BY id"),
+      heldBy: sqlite.prepare<ReportCredits, [string]>(
+        `SELECT report_id AS reportId, user_id AS userId, sum(delta) AS held
+           FROM credit_ledger WHERE report_id IN (SELECT value FROM json_each(?)) GROUP BY report_id, user_id`,
+      ),
       balance: sqlite.prepare<BalanceRow, [number]>(
         `SELECT balance, lifetime_earned AS lifetimeEarned, reports_accepted AS reportsAccepted,
                 reports_verified AS reportsVerified, updated_at AS updatedAt
@@ -70,6 +81,11 @@ export class CreditTables {
   /** The rows a report's credits were written as, oldest first. */
   rowsOfReport(reportId: number): { reason: string; delta: number }[] {
     return this.stmt.creditedOf.all(reportId);
+  }
+
+  /** What each of `reportIds` still holds in the ledger (the sum of its rows), per account; none for no rows. */
+  heldByReports(reportIds: readonly number[]): ReportCredits[] {
+    return this.stmt.heldBy.all(JSON.stringify(reportIds));
   }
 
   balance(userId: number): BalanceRow | null {

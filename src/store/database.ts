@@ -55,11 +55,21 @@ export function isBusyError(error: unknown): boolean {
 
 /** The disk under the data directory is full: the write was rolled back; the server keeps running. */
 export function diskFullError(): AppError {
-  return new AppError("busy", "The disk holding the data directory is full: nothing was stored. Free some space and try again", { headers: { "retry-after": "30" } });
+  return new DiskFullError();
 }
 
-/** Whether an error is SQLite's "database or disk is full" (or a write that failed for want of space). */
+class DiskFullError extends AppError {
+  constructor() {
+    super("busy", "The disk holding the data directory is full: nothing was stored. Free some space and try again", { headers: { "retry-after": "30" } });
+  }
+}
+
+/**
+ * Whether an error is SQLite's "database or disk is full" (or a write that failed for want of space), or the
+ * AppError made of one (diskFullError).
+ */
 export function isDiskFullError(error: unknown): boolean {
+  if (error instanceof DiskFullError) return true;
   const code = (error as { code?: unknown } | null)?.code;
   return code === "SQLITE_FULL" || (typeof code === "string" && code.startsWith("SQLITE_IOERR") && /no space|disk is full|ENOSPC/i.test(String((error as Error).message)));
 }
@@ -150,20 +160,35 @@ export function inTransaction<T>(store: Store, work: () => T): T {
 }
 
 /**
+ * Runs `work` in one IMMEDIATE transaction like inTransaction, but does not wait for another process's write lock:
+ * SQLite's busy error is thrown at once, for the caller to try again later. bun:sqlite waits for a lock
+ * synchronously, so waiting would hold every request of the server for the busy timeout.
+ */
+export function inTransactionIfUnlocked<T>(store: Store, work: () => T): T {
+  return withoutBusyWait(store.sqlite, () => inTransaction(store, work));
+}
+
+/**
  * Runs `work` (housekeeping writes: trimming a log, flushing counts) only if the write lock is free now, with no
  * busy wait: another process holding it (an import, for seconds) would otherwise hold the event loop for the
  * whole busy timeout at every tick. Returns false when the lock was taken: nothing was written, try again later.
  */
 export function writeIfUnlocked(store: Store, work: () => void): boolean {
-  const { sqlite } = store;
-  const { timeout } = sqlite.query("PRAGMA busy_timeout").get() as { timeout: number };
-  sqlite.exec("PRAGMA busy_timeout = 0");
   try {
-    work();
+    withoutBusyWait(store.sqlite, work);
     return true;
   } catch (error) {
     if (isBusyError(error)) return false;
     throw error;
+  }
+}
+
+/** Runs `work` with the connection's busy timeout at 0, then puts the timeout back. */
+function withoutBusyWait<T>(sqlite: Database, work: () => T): T {
+  const { timeout } = sqlite.query("PRAGMA busy_timeout").get() as { timeout: number };
+  sqlite.exec("PRAGMA busy_timeout = 0");
+  try {
+    return work();
   } finally {
     sqlite.exec(`PRAGMA busy_timeout = ${timeout}`);
   }

@@ -102,5 +102,15 @@ export const embeddedMigrations: EmbeddedMigration[] = [
     "bps": true,
     "folderMillis": 1795537537030,
     "hash": "9e1d784fbb976eefa887af713ceffff5411b37a8d13fdc5f384f0429fb630965"
+  },
+  {
+    "tag": "0004_cleared-reports",
+    "sql": [
+      "CREATE TABLE `cleared_report_times` (\n\t`reporter_id` integer NOT NULL,\n\t`ip` text NOT NULL,\n\t`reported_at` integer NOT NULL,\n\tPRIMARY KEY(`reporter_id`, `ip`),\n\tFOREIGN KEY (`reporter_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE no action\n);\n",
+      "\nCREATE INDEX `credit_ledger_report_id` ON `credit_ledger` (`report_id`);"
+    ],
+    "bps": true,
+    "folderMillis": 1795729991470,
+    "hash": "55e6f53c1958efbc897733448915526ff39bceaf9bc851dbb260959d3b538745"
   }
 ];

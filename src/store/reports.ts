@@ -12,10 +12,14 @@ export type ReportSource = "api" | "abuseipdb" | "import";
 export function reportIntakeStatements(sqlite: Database) {
   return {
     // For each [reporterId, ip] of the JSON array ?1, in its order: the reporter's last report of the address
-    // after ?2 (or null), each through the (reporter_id, ip, created_at) index.
+    // after ?2 (or null), each through the (reporter_id, ip, created_at) index, a deleted one included
+    // (cleared_report_times, see report-deletions.ts).
     lastReportsAt: sqlite.prepare<{ last: number | null }, [string, number]>(
-      `SELECT (SELECT max(created_at) FROM reports r
-                WHERE r.reporter_id = j.value ->> 0 AND r.ip = j.value ->> 1 AND r.created_at > ?2) AS last
+      `SELECT (SELECT max(t) FROM (SELECT max(created_at) AS t FROM reports r
+                                    WHERE r.reporter_id = j.value ->> 0 AND r.ip = j.value ->> 1 AND r.created_at > ?2
+                                   UNION ALL
+                                   SELECT reported_at FROM cleared_report_times c
+                                    WHERE c.reporter_id = j.value ->> 0 AND c.ip = j.value ->> 1 AND c.reported_at > ?2)) AS last
          FROM json_each(?1) j ORDER BY j.key`,
     ),
     insertReport: sqlite.prepare<never, [string, number, number, string, number, string, string | null, string, number, number]>(

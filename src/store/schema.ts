@@ -94,6 +94,22 @@ export const reports = sqliteTable(
   ],
 );
 
+/**
+ * The newest report of each reporter and address whose reports were deleted (`/api/v2/clear-address`) less than
+ * the duplicate window ago: deleting a report does not let its reporter report the address again sooner.
+ */
+export const clearedReportTimes = sqliteTable(
+  "cleared_report_times",
+  {
+    reporterId: integer("reporter_id")
+      .notNull()
+      .references(() => users.id),
+    ip: text("ip").notNull(),
+    reportedAt: integer("reported_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.reporterId, t.ip] })],
+);
+
 /** Every state change of a report, with its time (contract 5.5). */
 export const reportTransitions = sqliteTable(
   "report_transitions",
@@ -125,7 +141,7 @@ export const creditLedger = sqliteTable(
     reportId: integer("report_id"),
     createdAt: integer("created_at").notNull(),
   },
-  (t) => [index("credit_ledger_user_id").on(t.userId, t.id)],
+  (t) => [index("credit_ledger_user_id").on(t.userId, t.id), index("credit_ledger_report_id").on(t.reportId)],
 );
 
 /** Running totals of the ledger, updated in the same transaction as each ledger row. */
@@ -393,6 +409,7 @@ export const schemaTables = {
   rateCounters,
   reports,
   reportTransitions,
+  clearedReportTimes,
   creditLedger,
   creditBalances,
   addresses,

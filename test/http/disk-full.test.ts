@@ -4,50 +4,24 @@
 // returns, reports are taken again without a restart.
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { spawnSync } from "node:child_process";
-import { mkdtempSync, openSync, closeSync, rmSync, writeSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { addUser, type TestUser } from "../support/accounts";
 import { createHarness, type Harness } from "../support/harness";
-import { FIREWALL_TESTS_REQUIRED } from "../support/netns";
+import { mountSmallDisk } from "../support/small-disk";
 
-const mountPoint = mkdtempSync(join(tmpdir(), "abuse-intel-full-"));
-const mounted = spawnSync("mount", ["-t", "tmpfs", "-o", "size=6m", "tmpfs", mountPoint]).status === 0;
-if (!mounted) {
-  if (FIREWALL_TESTS_REQUIRED) throw new Error("cannot mount a tmpfs for the disk-full test (needs root)");
-  console.warn("disk-full test skipped: cannot mount a tmpfs here (needs root)");
-}
+const disk = mountSmallDisk("6m", "the disk-full test");
 
 let h: Harness;
 let reporters: TestUser[] = [];
 beforeAll(async () => {
-  if (!mounted) return;
-  h = await createHarness({}, { dataDir: join(mountPoint, "data"), ownsDataDir: false });
+  if (!disk.mounted) return;
+  h = await createHarness({}, { dataDir: join(disk.path, "data"), ownsDataDir: false });
   for (let i = 0; i < 4; i++) reporters.push(await addUser(h, { tier: "enterprise" }));
 });
 afterAll(async () => {
-  if (mounted) {
-    await h?.close().catch(() => undefined);
-    spawnSync("umount", ["-l", mountPoint]);
-  }
-  rmSync(mountPoint, { recursive: true, force: true });
+  if (disk.mounted) await h?.close().catch(() => undefined);
+  disk.unmount();
 });
-
-/** Fills the filesystem to the last byte with a filler file; returns its path. */
-function fill(): string {
-  const path = join(mountPoint, "filler");
-  const fd = openSync(path, "w");
-  const block = new Uint8Array(64 * 1024);
-  try {
-    for (;;) writeSync(fd, block);
-  } catch {
-    // ENOSPC: full.
-  } finally {
-    closeSync(fd);
-  }
-  return path;
-}
 
 const report = (i: number) =>
   h.call("POST", "/v1/ip/report", {
@@ -55,11 +29,11 @@ const report = (i: number) =>
     json: { ip: `198.18.${(i >> 8) & 255}.${i & 255}`, category: "SSH", severity: 3, description: "x".repeat(900) },
   });
 
-test.skipIf(!mounted)("reports on a full disk: 503 with the contract's body, nothing lost, taken again once space returns", async () => {
+test.skipIf(!disk.mounted)("reports on a full disk: 503 with the contract's body, nothing lost, taken again once space returns", async () => {
   let acknowledged = 0;
   let i = 0;
   for (; i < 50; i++) expect((await report(i)).status).toBe(201), acknowledged++;
-  const filler = fill();
+  disk.fill();
   let refused: Response | null = null;
   for (; i < 20000 && refused === null; i++) {
     const res = await report(i);
@@ -72,7 +46,7 @@ test.skipIf(!mounted)("reports on a full disk: 503 with the contract's body, not
   expect(body).toMatchObject({ success: false, code: "busy" });
   expect(body.error).toContain("disk");
   // Space returns: the next report is taken, without a restart.
-  rmSync(filler);
+  disk.free();
   const after = await report(i++);
   expect(after.status).toBe(201);
   acknowledged++;

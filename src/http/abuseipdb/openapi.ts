@@ -30,6 +30,7 @@ const errorResponses: Record<string, Schema> = Object.fromEntries(
     ["401", "Authentication failed. Your API key is either missing, incorrect, or revoked."],
     ["404", "Unknown /api/v2 path"],
     ["405", "Wrong method for this path"],
+    ["413", "A request body over 16 MiB (with a declared length or chunked); nothing is read past it"],
     ["422", "A bad parameter, named in source.parameter"],
     ["429", "Over the daily budget, or the same address again within 15 minutes (with Retry-After)"],
   ].map(([status, description]) => [status, { description, headers: RATE_HEADERS, content: { "application/json": { schema: ERRORS } } }]),
@@ -174,7 +175,7 @@ export const abuseIpdbPaths: Record<string, Record<string, unknown>> = {
     post: operation(
       "abuseIpdbBulkReport",
       "Report many addresses from a CSV",
-      "Multipart field `csv`: IP,Categories,ReportDate,Comment, at most 10,000 lines. rowNumber is the line of the file (the header is line 1).",
+      "Multipart field `csv`: IP,Categories,ReportDate,Comment, at most 10,000 lines. rowNumber is the line of the file (the header is line 1). Each row is a report of its own: a good row that could not be written (`Not Saved: Disk Full`, `Not Saved: Database Busy`, `Not Saved: Internal Error`) is listed beside the rows saved; when no row could be written, the answer is the error (503).",
       [],
       ok("What was saved", obj({ savedReports: int(), invalidReports: { type: "array", items: obj({ error: str(), input: str(), rowNumber: int() }) } })),
       { content: { "multipart/form-data": { schema: { type: "object", properties: { csv: { type: "string", format: "binary" } }, required: ["csv"] } } } },
@@ -184,7 +185,7 @@ export const abuseIpdbPaths: Record<string, Record<string, unknown>> = {
     delete: operation(
       "abuseIpdbClearAddress",
       "Delete the reports of an address",
-      "An admin's key clears every report of the address, anyone else's only their own; the address is rescored at once.",
+      "An admin's key clears every report of the address, anyone else's only their own; the address is rescored at once. What the deleted reports earned is taken back (a `report_cleared` ledger row each), and their reporters still may not report the address again within 15 minutes of them.",
       [IP_ADDRESS],
       ok("How many reports were deleted", obj({ numReportsDeleted: int() })),
     ),

@@ -2,9 +2,11 @@
 // body (form-encoded, multipart or JSON) merged, the body winning; unknown parameters ignored; flags on when
 // present with any value but `false` or `0`.
 
+import { AppError } from "../../domain/errors";
 import { ParameterError } from "../../services/abuseipdb/wire";
+import { readLimited } from "../body";
 
-/** Bodies above this are refused (a bulk-report of 10,000 lines with long comments fits well inside). */
+/** Bodies above this are refused with 413 (a bulk-report of 10,000 lines with long comments fits well inside). */
 export const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
 export class BodyTooLarge extends Error {}
@@ -18,11 +20,16 @@ export async function readParams(request: Request, url: URL): Promise<Params> {
   if (request.method === "GET" || request.method === "HEAD" || request.body === null) return params;
   const length = Number(request.headers.get("content-length") ?? "0");
   if (length > MAX_BODY_BYTES) throw new BodyTooLarge();
-  const type = (request.headers.get("content-type") ?? "").toLowerCase();
+  // Read whole under the limit before any parser sees it: a chunked body declares no length, and the platform's
+  // parsers read whatever arrives, up to the listener's own limit (128 MiB).
+  const bytes = await readLimited(request, MAX_BODY_BYTES).catch((error) => {
+    throw error instanceof AppError && error.errorCode === "payload_too_large" ? new BodyTooLarge() : new UnreadableBody();
+  });
+  const type = request.headers.get("content-type") ?? "";
+  const mediaType = type.toLowerCase();
   try {
-    if (type.startsWith("application/json")) {
-      const text = await request.text();
-      if (text.length > MAX_BODY_BYTES) throw new BodyTooLarge();
+    if (mediaType.startsWith("application/json")) {
+      const text = new TextDecoder().decode(bytes);
       if (text.trim() === "") return params;
       const body: unknown = JSON.parse(text);
       if (typeof body !== "object" || body === null || Array.isArray(body)) throw new UnreadableBody();
@@ -30,17 +37,15 @@ export async function readParams(request: Request, url: URL): Promise<Params> {
         if (value === null || value === undefined) continue;
         params.set(key, Array.isArray(value) ? value.join(",") : String(value));
       }
-    } else if (type.startsWith("multipart/form-data") || type.startsWith("application/x-www-form-urlencoded")) {
-      const form = await request.formData();
+    } else if (mediaType.startsWith("multipart/form-data") || mediaType.startsWith("application/x-www-form-urlencoded")) {
+      // The bytes already read, handed to the platform's form parser (boundaries, encodings).
+      const form = await new Request("http://localhost/", { method: "POST", body: bytes, headers: { "content-type": type } }).formData();
       for (const [key, value] of form) params.set(key, typeof value === "string" ? value : await value.text());
     } else {
       // No type (or another): a form-encoded body is what curl sends with -d; read it as that when it parses.
-      const text = await request.text();
-      if (text.length > MAX_BODY_BYTES) throw new BodyTooLarge();
-      for (const [key, value] of new URLSearchParams(text)) params.set(key, value);
+      for (const [key, value] of new URLSearchParams(new TextDecoder().decode(bytes))) params.set(key, value);
     }
-  } catch (error) {
-    if (error instanceof BodyTooLarge) throw error;
+  } catch {
     throw new UnreadableBody();
   }
   return params;

@@ -16,7 +16,7 @@ import { DAY_MS } from "../../domain/scoring";
 import { storageError } from "../../store/database";
 import { readOnlyRefusal } from "../read-only";
 import { type RequestOutcomes, requestOutcomes } from "../request-outcomes";
-import { BodyTooLarge, type Params, UnreadableBody, flag, integer, readParams, required } from "./params";
+import { BodyTooLarge, MAX_BODY_BYTES, type Params, UnreadableBody, flag, integer, readParams, required } from "./params";
 
 export const ABUSEIPDB_PREFIX = "/api/v2/";
 /** X-RateLimit-Limit and -Remaining of an unlimited account (clients refuse an answer without the headers). */
@@ -237,7 +237,7 @@ function errorAnswer(error: unknown, headers: Record<string, string>, outcomes: 
     parameter = error.parameter;
   } else if (error instanceof BodyTooLarge) {
     status = 413;
-    detail = "The request body is too large.";
+    detail = `The request body is too large: at most ${MAX_BODY_BYTES / (1024 * 1024)} MiB.`;
   } else if (error instanceof AppError) {
     status = error.status;
     detail = error.message;

@@ -163,7 +163,7 @@ export const schemas: Record<string, Schema> = {
   LedgerEntry: obj({
     id: id("Ledger row"),
     delta: int(),
-    reason: str(undefined, { enum: ["report_accepted", "report_verified", "report_rejected", "verification_reversed"] }),
+    reason: str(undefined, { enum: ["report_accepted", "report_verified", "report_rejected", "verification_reversed", "report_cleared"] }),
     reportId: nullable(id("Report")),
     createdAt: time(),
   }),

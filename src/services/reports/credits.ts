@@ -12,7 +12,7 @@ import { CreditTables } from "../../store/credits";
 import type { Store } from "../../store/database";
 
 /** Why a ledger row exists. */
-export type CreditReason = "report_accepted" | "report_verified" | "report_rejected" | "verification_reversed";
+export type CreditReason = "report_accepted" | "report_verified" | "report_rejected" | "verification_reversed" | "report_cleared";
 
 export const CREDITS_FOR_ACCEPTED_REPORT = 1;
 export const CREDITS_FOR_VERIFIED_REPORT = 2;
@@ -88,6 +88,23 @@ export class CreditLedger {
       rows++;
     }
     return rows;
+  }
+
+  /**
+   * Takes back what deleted reports still hold, as a rejection does: one `report_cleared` row each, of minus the
+   * sum of its rows, when that is above 0 (an imported report earned nothing; a rejected one gave it back already).
+   * Call in the transaction that deletes them.
+   */
+  reverseDeleted(reportIds: readonly number[], atMs: number): void {
+    const totals = this.totalsOfRows();
+    for (let i = 0; i < reportIds.length; i += 10_000) {
+      for (const { reportId, userId, held } of this.tables.heldByReports(reportIds.slice(i, i + 10_000))) {
+        if (held <= 0) continue;
+        this.recordRow(userId, -held, "report_cleared", reportId, atMs);
+        totals.add(userId, -held, atMs);
+      }
+    }
+    totals.move();
   }
 }
 

@@ -17,7 +17,7 @@ import { AppError } from "../../domain/errors";
 import type { Ip } from "../../domain/ip";
 import type { ReportInput } from "../../domain/report-input";
 import { abuseConfidence, type Severity } from "../../domain/scoring";
-import { busyError, inTransaction, isBusyError, storageError, type Store } from "../../store/database";
+import { busyError, inTransaction, inTransactionIfUnlocked, isBusyError, storageError, type Store } from "../../store/database";
 import { AddressChanges, AddressChangePublisher } from "../changes/address-changes";
 import type { AddressScorer } from "./scorer";
 import { type BalanceAfterRow, CREDITS_FOR_ACCEPTED_REPORT, CreditLedger } from "./credits";
@@ -174,9 +174,10 @@ export class ReportService {
 
   /**
    * Writes everything queued now, in one transaction, and settles its promises. Safe to call at any time. When
-   * another process holds the write lock (a CLI import), the batch goes back to the queue and is tried again
-   * after a growing pause, without blocking the event loop; after BUSY_GIVE_UP_MS its reports fail with 503
-   * busy. `final` (at stop) tries once and fails what cannot be written.
+   * another process holds the write lock (a CLI import), the batch goes back to the queue at once (no busy wait)
+   * and is tried again after a growing pause, the event loop free meanwhile; after BUSY_GIVE_UP_MS its reports
+   * fail with 503 busy. `final` (at stop) tries once, waiting the connection's busy timeout, and fails what cannot
+   * be written.
    */
   flush(final = false): void {
     if (this.busyRetry !== null) {
@@ -188,7 +189,7 @@ export class ReportService {
     this.queue = [];
     let outcomes: BatchOutcomes;
     try {
-      outcomes = this.commit(batch);
+      outcomes = this.commit(batch, final);
     } catch (error) {
       // The commit itself failed: nothing of the batch is stored.
       if (!final && isBusyError(error)) {
@@ -243,14 +244,16 @@ export class ReportService {
   /**
    * Writes the batch in one transaction. Reports are written without savepoints (a duplicate is refused before
    * anything is written); if one fails halfway, the transaction is rolled back and the batch written again with
-   * a savepoint around each report, so only that report fails.
+   * a savepoint around each report, so only that report fails. The transaction does not wait for another
+   * process's write lock (the backoff in flush() does, with the event loop free), except at stop (`final`).
    */
-  private commit(batch: readonly Queued[]): BatchOutcomes {
+  private commit(batch: readonly Queued[], final: boolean): BatchOutcomes {
+    const transaction = final ? inTransaction : inTransactionIfUnlocked;
     try {
-      return inTransaction(this.store, () => this.writeBatch(batch, false));
+      return transaction(this.store, () => this.writeBatch(batch, false));
     } catch (error) {
       if (!(error instanceof ReportWriteFailed)) throw error;
-      return inTransaction(this.store, () => this.writeBatch(batch, true));
+      return transaction(this.store, () => this.writeBatch(batch, true));
     }
   }
 

@@ -1,7 +1,10 @@
-// While another process holds the write lock (what `import reports` does for its whole run), the server's
-// housekeeping writes (trimming the change log every 2 s, request counts every 5 s) wait for nothing: lookups keep
-// answering at once and nothing is logged as failed; the counts are written once the lock is free. Before, each
-// of those writes held the event loop for the busy timeout (200 ms) and logged SQLITE_BUSY with a stack.
+// `serve` while another process holds the write lock (what `import reports` does for its whole run).
+//
+// The server's housekeeping writes (trimming the change log every 2 s, request counts every 5 s) and reports
+// waiting for the lock wait for nothing: lookups keep answering at once and nothing is logged as failed; the
+// counts and the reports are written once the lock is free. Before, each of those writes, and each retry of the
+// reports' batch (about once a second), held the event loop for the busy timeout (200 ms); the writes logged
+// SQLITE_BUSY. And a stop while reports wait answers each of them: stored, or refused and not stored.
 
 import { afterAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
@@ -10,26 +13,43 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const MAIN = join(import.meta.dir, "../../../src/main.ts");
-const dir = mkdtempSync(join(tmpdir(), "abuse-intel-serve-lock-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
 
-test("lookups go on and nothing fails while another process holds the write lock for 7 s", async () => {
+/** `serve` on a new data directory, once it listens: its URL, the first admin's API key, its stderr. */
+async function startServe() {
+  const dir = mkdtempSync(join(tmpdir(), "abuse-intel-serve-lock-"));
+  dirs.push(dir);
   const proc = Bun.spawn([process.execPath, MAIN, "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", dir], { stdout: "pipe", stderr: "pipe", env: { ...process.env, ABUSE_INTEL_DATA_DIR: "" } });
   const stderr = new Response(proc.stderr).text();
-  try {
-    const reader = proc.stdout.getReader();
-    let out = "";
-    while (!/listening on (http:\/\/\S+)/.test(out)) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`the server stopped: ${await stderr}`);
-      out += new TextDecoder().decode(value);
-    }
-    reader.releaseLock();
-    const url = /listening on (http:\/\/\S+)/.exec(out)![1];
-    const key = /API key:\s+(aik_\S+)/.exec(readFileSync(join(dir, "initial-credentials.txt"), "utf8"))![1];
+  const reader = proc.stdout.getReader();
+  let out = "";
+  while (!/listening on (http:\/\/\S+)/.test(out)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the server stopped: ${await stderr}`);
+    out += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  const url = /listening on (http:\/\/\S+)/.exec(out)![1];
+  const key = /API key:\s+(aik_\S+)/.exec(readFileSync(join(dir, "initial-credentials.txt"), "utf8"))![1];
+  return { proc, url, key, stderr, database: join(dir, "abuse-intel.db") };
+}
 
-    const other = new Database(join(dir, "abuse-intel.db"));
+const report = (url: string, key: string, ip: string) =>
+  fetch(`${url}/api/v2/report`, { method: "POST", headers: { Key: key }, body: new URLSearchParams({ ip, categories: "22" }) });
+
+test("lookups go on and nothing fails while another process holds the write lock for 7 s, reports waiting for it", async () => {
+  const { proc, url, key, stderr, database } = await startServe();
+  try {
+    const other = new Database(database);
     other.exec("BEGIN IMMEDIATE");
+    // A bulk-report of more rows than a batch holds (its first batch is written inside the request), and a report.
+    const csv = new FormData();
+    csv.append("csv", new Blob([Array.from({ length: 300 }, (_, i) => `198.18.${i >> 8}.${i & 255},18,,`).join("\n")]), "r.csv");
+    const bulk = fetch(`${url}/api/v2/bulk-report`, { method: "POST", headers: { Key: key }, body: csv });
+    const single = report(url, key, "203.0.113.99");
     const latencies: number[] = [];
     const end = performance.now() + 7_000;
     while (performance.now() < end) {
@@ -44,6 +64,11 @@ test("lookups go on and nothing fails while another process holds the write lock
     other.close();
     // 200 ms a stall before; far less now even on a loaded machine.
     expect(Math.max(...latencies)).toBeLessThan(150);
+    // The reports went in once the lock was free.
+    expect(await (await bulk).json()).toEqual({ data: { savedReports: 300, invalidReports: [] } });
+    expect((await single).status).toBe(200);
+    const detail = await fetch(`${url}/v1/ip/203.0.113.99`, { headers: { "x-api-key": key } });
+    expect(((await detail.json()) as { reports: number }).reports).toBe(1);
   } finally {
     proc.kill("SIGTERM");
     await proc.exited;
@@ -51,4 +76,32 @@ test("lookups go on and nothing fails while another process holds the write lock
   const log = await stderr;
   expect(log).not.toContain("SQLITE_BUSY");
   expect(log).not.toContain("failed");
+}, 30_000);
+
+test("SIGTERM while reports wait for the lock: each client hears 200 (stored) or 503 (not stored); exit 0", async () => {
+  const { proc, url, key, database } = await startServe();
+  const other = new Database(database);
+  try {
+    other.exec("PRAGMA busy_timeout = 5000");
+    other.exec("BEGIN IMMEDIATE");
+    const ips = Array.from({ length: 5 }, (_, i) => `203.0.113.${i + 10}`);
+    const pending = ips.map((ip) => report(url, key, ip).then((res) => res.status, (error) => `no answer: ${error}`));
+    await Bun.sleep(500); // queued, waiting for the lock
+    proc.kill("SIGTERM");
+    await Bun.sleep(1_500);
+    other.exec("COMMIT");
+    const statuses = await Promise.all(pending);
+    const exit = await Promise.race([proc.exited, Bun.sleep(10_000).then(() => "hung")]);
+    const stored = new Set((other.query("SELECT ip FROM reports").all() as { ip: string }[]).map((r) => r.ip));
+    expect(ips.map((ip, i) => `${ip} ${statuses[i]} ${stored.has(ip) ? "stored" : "not stored"}`)).toEqual(
+      ips.map((ip, i) => `${ip} ${statuses[i]} ${statuses[i] === 200 ? "stored" : "not stored"}`),
+    );
+    expect(statuses.every((s) => s === 200 || s === 503)).toBe(true);
+    expect(exit).toBe(0);
+  } finally {
+    if (other.inTransaction) other.exec("ROLLBACK");
+    other.close();
+    if (proc.exitCode === null) proc.kill("SIGKILL");
+    await proc.exited;
+  }
 }, 30_000);

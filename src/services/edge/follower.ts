@@ -1,7 +1,7 @@
 // A read-only edge following its primary (contract section 16): pulls the primary's latest snapshot, verifies
 // its signature with the primary's public key before anything else, and hands a verified file to `onSnapshot`
-// (which swaps it in). An unchanged snapshot costs a 304; a broken download resumes where it stopped (Range with
-// If-Range); a failed pull or a file that does not verify changes nothing, and the edge keeps serving the last
+// (which swaps it in). An unchanged snapshot costs a 304; a broken or stalled download resumes where it stopped
+// (Range with If-Range); a failed pull or a file that does not verify changes nothing, and the edge keeps serving the last
 // good snapshot. Files live in <data-dir>/edge/: `current-<hash>.sqlite`, and `incoming.partial` while pulling.
 
 import type { KeyObject } from "node:crypto";
@@ -9,6 +9,12 @@ import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renam
 import { join } from "node:path";
 import type { Clock } from "../../domain/clock";
 import { snapshotInfo, type VerifyResult, verifySnapshot } from "../snapshots/export";
+import { type TransferDeadline, transferDeadline } from "./transfer-deadline";
+
+/** A download that receives nothing for this long is given up (the next pull resumes it). */
+export const PULL_STALL_MS = 30_000;
+/** A download that takes longer is given up too, so a body that drips cannot hold the pulls (the next one resumes it). */
+export const PULL_DEADLINE_MS = 10 * 60_000;
 
 export interface FollowerState {
   /** The snapshot served now, or null before the first good one. */
@@ -38,6 +44,9 @@ export interface FollowerDeps {
   verify?: (path: string) => Promise<VerifyResult>;
   fetch?: typeof fetch;
   log?: (line: string) => void;
+  /** Default PULL_STALL_MS and PULL_DEADLINE_MS. */
+  stallMs?: number;
+  deadlineMs?: number;
 }
 
 const CURRENT = /^current-[0-9a-f]{16}\.sqlite$/;
@@ -91,6 +100,7 @@ export class SnapshotFollower {
     this.state.lastPullAt = this.deps.clock.now();
     const partial = join(directory, "incoming.partial");
     const partialTag = join(directory, "incoming.etag");
+    const deadline = transferDeadline(this.deps.stallMs ?? PULL_STALL_MS, this.deps.deadlineMs ?? PULL_DEADLINE_MS);
     try {
       const headers: Record<string, string> = { "x-api-key": key };
       const known = this.refused?.etag ?? this.etag;
@@ -100,7 +110,7 @@ export class SnapshotFollower {
         headers.range = `bytes=${resumeFrom}-`;
         headers["if-range"] = readFileSync(partialTag, "utf8");
       }
-      const res = await fetcher(`${url}/v1/snapshots/latest`, { headers });
+      const res = await fetcher(`${url}/v1/snapshots/latest`, { headers, signal: deadline.signal });
       if (res.status === 304) {
         if (this.refused !== null) throw new Error(this.refused.reason);
         this.state.lastError = null;
@@ -114,23 +124,12 @@ export class SnapshotFollower {
         await res.arrayBuffer();
         rmSync(partial, { force: true });
         rmSync(partialTag, { force: true });
+        deadline.done();
         return await this.pullOnce();
       }
       if (res.status !== 200 && res.status !== 206) throw new Error(`the primary answered ${res.status} ${(await res.text()).slice(0, 200)}`);
       const etag = res.headers.get("etag") ?? "";
-      if (res.status === 200) {
-        writeFileSync(partial, "");
-        writeFileSync(partialTag, etag);
-      }
-      // Written as it arrives: a broken transfer leaves a partial file the next pull continues.
-      const reader = res.body?.getReader();
-      if (reader) {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          appendFileSync(partial, value);
-        }
-      }
+      await this.receive(res, etag, deadline);
       // The signature first: nothing of a file that does not verify is ever served.
       const check = await this.verify(partial);
       if (!check.ok || check.signatureValid !== true) {
@@ -148,10 +147,33 @@ export class SnapshotFollower {
       log?.(`edge: now serving ${name} (made ${this.state.snapshotCreatedAt})`);
       return "updated";
     } catch (error) {
-      this.state.lastError = (error as Error).message;
+      this.state.lastError = deadline.signal.aborted
+        ? `${(deadline.signal.reason as Error).message}: given up, the next pull resumes it`
+        : (error as Error).message;
       log?.(`edge: pull failed, still serving ${this.state.current ?? "nothing yet"}: ${this.state.lastError}`);
       return "failed";
+    } finally {
+      deadline.done();
     }
+  }
+
+  /** The body into the partial file, as it arrives: a broken transfer leaves a partial file the next pull continues. */
+  private async receive(res: Response, etag: string, deadline: TransferDeadline): Promise<void> {
+    const partial = join(this.deps.directory, "incoming.partial");
+    if (res.status === 200) {
+      writeFileSync(partial, "");
+      writeFileSync(join(this.deps.directory, "incoming.etag"), etag);
+    }
+    const reader = res.body?.getReader();
+    if (reader) {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        appendFileSync(partial, value);
+        deadline.progress();
+      }
+    }
+    deadline.done();
   }
 
   private verify(path: string): Promise<VerifyResult> {

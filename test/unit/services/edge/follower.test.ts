@@ -5,7 +5,8 @@
 //   primary writes another snapshot (daily by default);
 // - a snapshot that does not verify with the edge's key is refused, and not downloaded again on every pull: the
 //   edge asks with its ETag (a 304) and keeps saying why; a new snapshot gets its chance;
-// - a download that stalls, or drips, is given up at its deadline and says why; the next pull resumes it.
+// - a download that stalls, or drips, is given up at its deadline and says why; the next pull resumes it;
+// - a snapshot that keeps arriving damaged is downloaded again at the next pull, then only after a wait.
 
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -17,7 +18,7 @@ import { exportSnapshot } from "../../../../src/services/snapshots/export";
 import { readPublicKey, writeKeyPair } from "../../../../src/services/snapshots/signing";
 import { addUser } from "../../../support/accounts";
 import { createHarness, type Harness } from "../../../support/harness";
-import { dripping, scriptedPrimary, type ScriptedPrimary, serveFile, stallAfter } from "../../../support/scripted-primary";
+import { dripping, flippedInTransit, scriptedPrimary, type ScriptedPrimary, serveFile, stallAfter } from "../../../support/scripted-primary";
 
 let h: Harness;
 let dir: string;
@@ -132,3 +133,21 @@ test("a download that drips, never stalling, is given up at the pull's deadline"
   expect(performance.now() - started).toBeLessThan(3_000);
   expect(follower.state.lastError).toBe("the download was not done after 0.6 s: given up, the next pull resumes it");
 }, 5_000);
+
+test("a snapshot that keeps arriving damaged is downloaded again at the next pull, then only after a wait", async () => {
+  const { file, adopted, follow } = await snapshotAndFollower();
+  const primary = scriptedPrimary(flippedInTransit(file));
+  const follower = follow(primary);
+  expect(await follower.pull()).toBe("failed");
+  expect(follower.state.lastError).toContain("does not verify");
+  expect(await follower.pull()).toBe("failed");
+  expect(follower.state.lastError).toContain("arrived damaged 2 times; downloaded again after");
+  expect(await follower.pull()).toBe("failed");
+  expect(primary.statuses).toEqual([200, 200, 304]);
+  // A minute later it gets another chance, and this time it arrives whole.
+  h.clock.advance(61_000);
+  primary.answer = serveFile(file);
+  expect(await follower.pull()).toBe("updated");
+  expect(primary.statuses).toEqual([200, 200, 304, 200]);
+  expect(adopted).toHaveLength(1);
+});

@@ -5,7 +5,7 @@
 // writing requests before they reach a route, see src/http/read-only.ts). API keys are the static ones given
 // with --api-key or ABUSE_INTEL_API_KEYS: a snapshot carries no accounts.
 
-import { Bouncers } from "../services/bouncers/bouncers";
+import { Bouncers, type CursorKeeper } from "../services/bouncers/bouncers";
 import { createHash, randomBytes } from "node:crypto";
 import type { Config } from "../config";
 import { type Clock, systemClock } from "../domain/clock";
@@ -91,6 +91,8 @@ function refusing<T>(name: string): T {
 export interface SnapshotServiceOptions {
   config: Config;
   clock?: Clock;
+  /** The bouncers' cursors, when they must outlive these services (an edge's swaps); default: their own, in memory. */
+  bouncerCursors?: CursorKeeper;
 }
 
 export interface SnapshotServices extends Services {
@@ -151,6 +153,7 @@ export async function createSnapshotServices(options: SnapshotServiceOptions): P
         clock,
         expireDue: () => void snapshot.reputation.expireDue(),
         tables: null,
+        cursors: options.bouncerCursors,
       }),
       blocklists: new BlocklistService({
         index: snapshot.index,

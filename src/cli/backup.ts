@@ -2,7 +2,7 @@
 // copy of the whole database and the data directory's JWT secret, made while the server runs; restore puts it
 // back with the server stopped, after checking it, and changes nothing when it refuses.
 
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { resolveConfig } from "../config";
 import { AppError } from "../domain/errors";
@@ -11,7 +11,7 @@ import { checkBackup, restoreBackup, writeBackup } from "../store/backup";
 import { databasePath, openStore } from "../store/database";
 import { flag, parseArgs } from "./args";
 import { DATA_DIR_HELP, type Command } from "./command";
-import { runningServerPid } from "./data-dir-lock";
+import { claimDataDir, releaseDataDir } from "./data-dir-lock";
 
 /** The data directory's files a backup carries besides the database. */
 const SECRET_FILES = [JWT_SECRET_FILE];
@@ -58,9 +58,9 @@ export const restoreCommand: Command = {
     "",
     "Checks FILE (its header and size, SQLite's integrity_check, and that this build knows its schema) and puts it",
     "in place as the data directory's database, with its JWT secret; the database it replaces is kept beside it",
-    "as abuse-intel.db.before-restore-<time>. The server must be stopped. A damaged backup, or one made by a newer",
-    "version, is refused and nothing changes. A backup from an older version is brought up to date at the next",
-    "start, as any database is.",
+    "as abuse-intel.db.before-restore-<time>. The server must be stopped; one started while the restore runs is",
+    "refused. A damaged backup, or one made by a newer version, is refused and nothing changes. A backup from an",
+    "older version is brought up to date at the next start, as any database is.",
     DATA_DIR_HELP,
   ].join("\n"),
   async run(argv) {
@@ -68,24 +68,42 @@ export const restoreCommand: Command = {
     if (args.positionals.length !== 1) throw new AppError("bad_request", "restore takes one FILE");
     const file = args.positionals[0];
     const config = resolveConfig(args.flags);
-    const pid = runningServerPid(config.dataDir);
-    if (pid !== null) throw new AppError("conflict", `a server (pid ${pid}) is running on ${config.dataDir}: stop it before restoring`);
-    const check = checkBackup(file);
-    if (check.problems.length > 0) throw new AppError("bad_request", `${check.problems.join("; ")}. Nothing was changed`);
+    // Held from before the checks to the end, as a server holds it: a server started meanwhile is refused, instead
+    // of opening the database this restore is about to rename away under it.
+    const created = !existsSync(config.dataDir);
     mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-    const target = databasePath(config.dataDir);
-    const stamp = new Date().toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
-    const kept = restoreBackup(file, target, stamp);
-    for (const f of check.files) {
-      if (!SECRET_FILES.includes(f.name)) continue;
-      const path = join(config.dataDir, f.name);
-      if (existsSync(path)) rmSync(path);
-      writeFileSync(path, f.content, { mode: 0o600 });
-      chmodSync(path, 0o600);
+    let kept: string | null;
+    try {
+      claimDataDir(config.dataDir, "restore");
+      try {
+        kept = restoreInto(file, config.dataDir);
+      } finally {
+        releaseDataDir(config.dataDir);
+      }
+    } catch (error) {
+      // A refused restore changes nothing: not even a directory it made.
+      if (created && readdirSync(config.dataDir).length === 0) rmdirSync(config.dataDir);
+      throw error;
     }
-    // Opened once now: migrations of an older backup run here, and a problem shows before the server starts.
-    openStore(config.dataDir).close();
     console.log(`restored ${file} into ${config.dataDir}${kept ? `; the previous database is kept as ${kept}` : ""}`);
     return 0;
   },
 };
+
+/** Checks the backup, then puts it and its secret files in place; the previous database's new name, or null. */
+function restoreInto(file: string, dataDir: string): string | null {
+  const check = checkBackup(file);
+  if (check.problems.length > 0) throw new AppError("bad_request", `${check.problems.join("; ")}. Nothing was changed`);
+  const stamp = new Date().toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+  const kept = restoreBackup(file, databasePath(dataDir), stamp);
+  for (const f of check.files) {
+    if (!SECRET_FILES.includes(f.name)) continue;
+    const path = join(dataDir, f.name);
+    if (existsSync(path)) rmSync(path);
+    writeFileSync(path, f.content, { mode: 0o600 });
+    chmodSync(path, 0o600);
+  }
+  // Opened once now: migrations of an older backup run here, and a problem shows before the server starts.
+  openStore(dataDir).close();
+  return kept;
+}

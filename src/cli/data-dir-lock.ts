@@ -1,8 +1,10 @@
-// One server per data directory: `serve` claims the directory before it opens the store, by writing its pid to
-// DATA_DIR/serve.pid, and refuses to start while that file names a live process; it removes the file when it
-// stops, or when its start fails, only if the file still names it. `restore` refuses while the file names a live
-// process. Before, a second `serve` on the same directory (whose listen then failed) overwrote the first one's pid
-// and left its own, dead, behind: `restore` then replaced the database under the running server.
+// One process at a time owns a data directory: a server, or a restore putting a backup in place. `serve` claims the
+// directory before it opens the store, by writing its pid to DATA_DIR/serve.pid, and refuses to start while that
+// file names a live process; it removes the file when it stops, or when its start fails, only if the file still
+// names it. `restore` claims it the same way (its pid, then "restore") for as long as it runs: checking once for a
+// server let one start during a long restore, which then replaced the database under it. Before, a second `serve`
+// on the same directory (whose listen then failed) overwrote the first one's pid and left its own, dead, behind:
+// `restore` then replaced the database under the running server.
 
 import { existsSync, openSync, readFileSync, rmSync, writeSync, closeSync } from "node:fs";
 import { join } from "node:path";
@@ -11,33 +13,46 @@ import { AppError } from "../domain/errors";
 /** The file a server writes its pid to while it serves a data directory. */
 export const SERVER_PID_FILE = "serve.pid";
 
-/** The pid of a server running on `dataDir`, or null (no pid file, or its process is gone). */
-export function runningServerPid(dataDir: string): number | null {
-  const pid = pidIn(join(dataDir, SERVER_PID_FILE));
-  if (pid === null || pid === process.pid) return null;
+/** What holds a data directory. */
+export type DataDirHolder = "server" | "restore";
+
+interface Holder {
+  pid: number;
+  what: DataDirHolder;
+}
+
+/** The live process holding `dataDir`, or null (no pid file, or its process is gone). */
+function holderOf(dataDir: string): Holder | null {
+  const held = readPidFile(join(dataDir, SERVER_PID_FILE));
+  if (held === null || held.pid === process.pid) return null;
   try {
-    process.kill(pid, 0);
-    return pid;
+    process.kill(held.pid, 0);
+    return held;
   } catch {
     return null;
   }
 }
 
-/** Claims `dataDir` for this process, or throws `conflict` naming the live server that holds it. */
-export function claimDataDir(dataDir: string): void {
+/** Claims `dataDir` for this process, or throws `conflict` naming the live process that holds it. */
+export function claimDataDir(dataDir: string, what: DataDirHolder = "server"): void {
   const path = join(dataDir, SERVER_PID_FILE);
-  if (createdPidFile(path)) return;
-  const conflict = (pid: number | null) =>
-    new AppError("conflict", `a server${pid === null ? "" : ` (pid ${pid})`} is already running on ${dataDir}: one server per data directory`);
-  const holder = runningServerPid(dataDir);
-  if (holder !== null) throw conflict(holder);
-  // A file left by a server that is gone: taken away once; another server may have claimed the directory since.
+  if (createdPidFile(path, what)) return;
+  const holder = holderOf(dataDir);
+  if (holder !== null) throw conflict(dataDir, holder, what);
+  // A file left by a process that is gone: taken away once; another may have claimed the directory since.
   rmSync(path, { force: true });
-  if (!createdPidFile(path)) throw conflict(runningServerPid(dataDir));
+  if (!createdPidFile(path, what)) throw conflict(dataDir, holderOf(dataDir), what);
 }
 
-/** Creates the pid file with this process's pid, never over one that exists (then returns false). */
-function createdPidFile(path: string): boolean {
+function conflict(dataDir: string, holder: Holder | null, claiming: DataDirHolder): AppError {
+  const pid = holder === null ? "" : ` (pid ${holder.pid})`;
+  if (holder?.what === "restore") return new AppError("conflict", `a restore${pid} is running on ${dataDir}: wait until it is done`);
+  if (claiming === "restore") return new AppError("conflict", `a server${pid} is running on ${dataDir}: stop it before restoring`);
+  return new AppError("conflict", `a server${pid} is already running on ${dataDir}: one server per data directory`);
+}
+
+/** Creates the pid file naming this process, never over one that exists (then returns false). */
+function createdPidFile(path: string, what: DataDirHolder): boolean {
   let fd: number;
   try {
     fd = openSync(path, "wx", 0o600);
@@ -46,7 +61,8 @@ function createdPidFile(path: string): boolean {
     throw error;
   }
   try {
-    writeSync(fd, `${process.pid}\n`);
+    // A server's file holds its pid alone, as it always did.
+    writeSync(fd, what === "server" ? `${process.pid}\n` : `${process.pid} ${what}\n`);
   } finally {
     closeSync(fd);
   }
@@ -56,11 +72,12 @@ function createdPidFile(path: string): boolean {
 /** Gives `dataDir` up: removes the pid file if it still names this process. */
 export function releaseDataDir(dataDir: string): void {
   const path = join(dataDir, SERVER_PID_FILE);
-  if (pidIn(path) === process.pid) rmSync(path, { force: true });
+  if (readPidFile(path)?.pid === process.pid) rmSync(path, { force: true });
 }
 
-function pidIn(path: string): number | null {
+function readPidFile(path: string): Holder | null {
   if (!existsSync(path)) return null;
-  const pid = Number(readFileSync(path, "utf8").trim());
-  return Number.isInteger(pid) && pid > 0 ? pid : null;
+  const [first, second] = readFileSync(path, "utf8").trim().split(/\s+/);
+  const pid = Number(first);
+  return Number.isInteger(pid) && pid > 0 ? { pid, what: second === "restore" ? "restore" : "server" } : null;
 }

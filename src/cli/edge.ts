@@ -1,8 +1,10 @@
 // `abuse-intel serve --follow URL`: a read-only edge (contract section 16). It answers from the last good signed
 // snapshot of its primary, swapping a new one in with `server.reload` so no request is dropped; until the first
 // one arrives, lookups answer 503 and /readyz is not 200; writes always answer 503 read_only. Its own clients use
-// the keys given with --api-key, as with `serve --snapshot`.
+// the keys given with --api-key, as with `serve --snapshot`. Its bouncers' decision cursors outlive every swap and
+// restart, in <data-dir>/edge/bouncer-cursors.sqlite.
 
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../config";
 import { systemClock } from "../domain/clock";
@@ -12,10 +14,13 @@ import { createApp } from "../http/app";
 import { errorResponse } from "../http/errors";
 import { readOnlyRefusal } from "../http/read-only";
 import { handlerOptions } from "../http/server";
+import type { CursorKeeper } from "../services/bouncers/bouncers";
 import { SnapshotFollower } from "../services/edge/follower";
 import type { Services } from "../services/services";
 import type { VerifyResult } from "../services/snapshots/export";
 import { readPublicKey } from "../services/snapshots/signing";
+import type { CursorRow } from "../store/bouncers";
+import { EdgeCursorFile } from "../store/edge-cursors";
 import { selfCommand } from "./self-command";
 
 /** How long a replaced snapshot stays open for requests that were reading it. */
@@ -29,6 +34,9 @@ export async function serveEdge(config: Config): Promise<number> {
     throw new AppError("bad_request", "serve --follow needs at least one API key for the edge's own clients: --api-key KEY (repeatable) or ABUSE_INTEL_API_KEYS");
   }
   const publicKey = readPublicKey(config.pubkey);
+  const directory = join(config.dataDir, "edge");
+  mkdirSync(directory, { recursive: true, mode: 0o700 });
+  const cursors = openCursors(join(directory, "bouncer-cursors.sqlite"));
   let current: Services | null = null;
 
   const readyz = () => {
@@ -44,7 +52,7 @@ export async function serveEdge(config: Config): Promise<number> {
     url,
     key: config.followKey,
     publicKey,
-    directory: join(config.dataDir, "edge"),
+    directory,
     clock: systemClock,
     log: (line) => console.error(line),
     // A million addresses take a second or more to verify: in a child process, so lookups go on meanwhile.
@@ -58,7 +66,7 @@ export async function serveEdge(config: Config): Promise<number> {
       }
     },
     async onSnapshot(path) {
-      const next = await createSnapshotServices({ config: { ...config, snapshot: path }, clock: systemClock });
+      const next = await createSnapshotServices({ config: { ...config, snapshot: path }, clock: systemClock, bouncerCursors: cursors });
       // Built before the swap, so no lookup after it waits for the merged geo table.
       next.enrichment.prepareOwnerRanges();
       server.reload({ ...handlerOptions(next, createApp(next), edgeRoutes) });
@@ -84,10 +92,21 @@ export async function serveEdge(config: Config): Promise<number> {
         await current.stop();
         current.store.close();
       }
+      if (cursors instanceof EdgeCursorFile) cursors.close();
       resolve();
     };
     process.once("SIGINT", shutdown);
     process.once("SIGTERM", shutdown);
   });
   return 0;
+}
+
+/** The cursors' file; kept in memory when it cannot be opened: lookups matter more than a bouncer's cursor. */
+function openCursors(path: string): CursorKeeper {
+  try {
+    return new EdgeCursorFile(path);
+  } catch (error) {
+    console.error(`edge: bouncers' cursors are kept in memory only (${path}: ${(error as Error).message})`);
+    return new Map<string, CursorRow>();
+  }
 }

@@ -45,7 +45,7 @@ export class BouncerTables {
       byKey: db.prepare<BouncerRow, [number]>(`SELECT ${BOUNCER_COLUMNS} FROM bouncers WHERE api_key_id = ?`),
       remove: db.prepare<unknown, [string]>("DELETE FROM bouncers WHERE name = ?"),
       noteMetrics: db.prepare<unknown, [number, number]>("UPDATE bouncers SET last_metrics_at = ? WHERE api_key_id = ?"),
-      cursor: db.prepare<{ lastPullAt: number; ids: Uint8Array; sentAt: Uint8Array; v6Values: string }, [number, string]>(
+      cursor: db.prepare<CursorColumns, [number, string]>(
         "SELECT last_pull_at AS lastPullAt, ids, sent_at AS sentAt, v6_values AS v6Values FROM decision_cursors WHERE api_key_id = ? AND client_address = ?",
       ),
       saveCursor: db.prepare<unknown, [number, string, number, Uint8Array, Uint8Array, string]>(
@@ -86,25 +86,41 @@ export class BouncerTables {
 
   cursor(apiKeyId: number, clientAddress: string): CursorRow | null {
     const row = this.stmt.cursor.get(apiKeyId, clientAddress);
-    if (!row) return null;
-    return {
-      lastPullAt: row.lastPullAt,
-      ids: new Float64Array(copyOf(row.ids).buffer),
-      sentAt: new Uint32Array(copyOf(row.sentAt).buffer),
-      v6Values: JSON.parse(row.v6Values) as Record<string, string>,
-    };
+    return row ? cursorOfColumns(row) : null;
   }
 
   /** Commits what a bouncer was just sent whole. */
   saveCursor(apiKeyId: number, clientAddress: string, cursor: CursorRow): void {
-    const bytes = (a: Float64Array | Uint32Array) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-    this.stmt.saveCursor.run(apiKeyId, clientAddress, cursor.lastPullAt, bytes(cursor.ids), bytes(cursor.sentAt), JSON.stringify(cursor.v6Values));
+    const c = cursorColumns(cursor);
+    this.stmt.saveCursor.run(apiKeyId, clientAddress, c.lastPullAt, c.ids, c.sentAt, c.v6Values);
   }
 
   /** Every cursor's last pull, newest first. */
   pulls(): PullView[] {
     return this.stmt.pulls.all();
   }
+}
+
+/** A cursor as its columns store it: the typed arrays' bytes, the IPv6 values as JSON. */
+export interface CursorColumns {
+  lastPullAt: number;
+  ids: Uint8Array;
+  sentAt: Uint8Array;
+  v6Values: string;
+}
+
+export function cursorColumns(cursor: CursorRow): CursorColumns {
+  const bytes = (a: Float64Array | Uint32Array) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+  return { lastPullAt: cursor.lastPullAt, ids: bytes(cursor.ids), sentAt: bytes(cursor.sentAt), v6Values: JSON.stringify(cursor.v6Values) };
+}
+
+export function cursorOfColumns(row: CursorColumns): CursorRow {
+  return {
+    lastPullAt: row.lastPullAt,
+    ids: new Float64Array(copyOf(row.ids).buffer),
+    sentAt: new Uint32Array(copyOf(row.sentAt).buffer),
+    v6Values: JSON.parse(row.v6Values) as Record<string, string>,
+  };
 }
 
 /** A fresh, aligned copy of a blob (SQLite's buffers may start at any offset). */

@@ -32,16 +32,28 @@ export interface BouncerDeps {
   clock: Clock;
   /** Rescores what retention expired, before the list is read. */
   expireDue: () => void;
-  /** The tables; null on a read-only snapshot server, which knows no bouncers and keeps cursors in memory. */
+  /** The tables; null on a read-only snapshot server, which knows no bouncers and keeps cursors in `cursors`. */
   tables: BouncerTables | null;
+  /**
+   * A snapshot server's cursors, by key and client address (default: in memory). An edge passes the same keeper
+   * to the services of every snapshot it swaps in, so a bouncer's next pull after a swap is told what left.
+   */
+  cursors?: CursorKeeper;
+}
+
+/** Where a server without tables keeps its bouncers' cursors: a Map, or a file that outlives the process. */
+export interface CursorKeeper {
+  get(key: string): CursorRow | undefined;
+  set(key: string, cursor: CursorRow): void;
 }
 
 export class Bouncers {
-  private readonly memory = new Map<string, CursorRow>();
+  private readonly cursors: CursorKeeper;
   private allowlistChanges = 0;
   private cache = new Map<string, { state: string; list: DecisionList }>();
 
   constructor(private readonly deps: BouncerDeps) {
+    this.cursors = deps.cursors ?? new Map<string, CursorRow>();
     deps.allowlist.onChange(() => this.allowlistChanges++);
   }
 
@@ -60,7 +72,7 @@ export class Bouncers {
     const list = this.wanted(this.listFor(bouncer), options);
     const cursorKey = `${principal.apiKeyId ?? `user${principal.userId}`}|${clientAddress}`;
     const tables = principal.apiKeyId === null ? null : this.deps.tables;
-    const cursor = tables === null ? (this.memory.get(cursorKey) ?? null) : tables.cursor(principal.apiKeyId as number, clientAddress);
+    const cursor = tables === null ? (this.cursors.get(cursorKey) ?? null) : tables.cursor(principal.apiKeyId as number, clientAddress);
     const now = this.deps.clock.now();
     // Entries of a scope this pull leaves out stay as the bouncer holds them: they did not leave the list.
     const heldValue = (id: number) => cursor?.v6Values[id];
@@ -70,7 +82,7 @@ export class Bouncers {
     };
     const plan = planPull(list, cursor, options.startup, now, duration, outOfPull);
     return streamPull(plan, now, duration, (id) => this.scenarioOf(id), () => {
-      if (tables === null) this.memory.set(cursorKey, plan.next);
+      if (tables === null) this.cursors.set(cursorKey, plan.next);
       else tables.saveCursor(principal.apiKeyId as number, clientAddress, plan.next);
     });
   }

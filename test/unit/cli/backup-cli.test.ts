@@ -1,8 +1,8 @@
 // `abuse-intel backup` and `restore` (contract section 16), each the real CLI in its own process: a backup taken
 // while reports keep arriving restores into a new data directory whose server has every report acknowledged
 // before the backup began and the same accounts (login works); a truncated, bit-flipped or newer backup is
-// refused and nothing changes (a bit flipped inside a row too: the backup's checksum); a running server blocks a
-// restore.
+// refused and nothing changes (a bit flipped inside a row too: the backup's checksum; not even a directory it would
+// have made); a running server blocks a restore.
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
@@ -144,6 +144,16 @@ describe("refusals change nothing", () => {
     const other = join(dir, "other.txt");
     writeFileSync(other, "hello");
     await attempt(other);
+  });
+
+  test("into a directory that does not exist: none is left behind", async () => {
+    const other = join(dir, "other-bad.txt");
+    writeFileSync(other, "hello");
+    const nowhere = join(dir, "not-yet");
+    const res = await cli(["restore", other, "--data-dir", nowhere]);
+    expect(res.code).not.toBe(0);
+    expect(res.stderr).toContain("Nothing was changed");
+    expect(existsSync(nowhere)).toBe(false);
   });
 
   test("while a server runs on the data directory", async () => {

@@ -4,10 +4,12 @@
 //   dropped and the whole file fetched again at once, instead of every pull failing the same way until the
 //   primary writes another snapshot (daily by default);
 // - a snapshot that does not verify with the edge's key is refused, and not downloaded again on every pull: the
-//   edge asks with its ETag (a 304) and keeps saying why; a new snapshot gets its chance.
+//   edge asks with its ETag (a 304) and keeps saying why; a new snapshot gets its chance;
+// - a download that stalls, or drips, is given up at its deadline and says why; the next pull resumes it;
+// - a snapshot that keeps arriving damaged is downloaded again at the next pull, then only after a wait.
 
 import { afterEach, beforeEach, expect, test } from "bun:test";
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { systemClock } from "../../../../src/domain/clock";
@@ -16,6 +18,7 @@ import { exportSnapshot } from "../../../../src/services/snapshots/export";
 import { readPublicKey, writeKeyPair } from "../../../../src/services/snapshots/signing";
 import { addUser } from "../../../support/accounts";
 import { createHarness, type Harness } from "../../../support/harness";
+import { dripping, flippedInTransit, scriptedPrimary, type ScriptedPrimary, serveFile, stallAfter } from "../../../support/scripted-primary";
 
 let h: Harness;
 let dir: string;
@@ -23,7 +26,9 @@ beforeEach(async () => {
   h = await createHarness();
   dir = mkdtempSync(join(tmpdir(), "abuse-intel-edge-follower-"));
 });
+const primaries: ScriptedPrimary[] = [];
 afterEach(async () => {
+  for (const p of primaries.splice(0)) p.stop();
   await h.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -87,4 +92,62 @@ test("a refused snapshot is asked for with its ETag, not downloaded again; the n
   expect(await follower.pull()).toBe("updated");
   expect(follower.state.lastError).toBeNull();
   expect(statuses).toEqual([200, 304, 200]);
+});
+
+/** A signed snapshot of the harness, the public key that verifies it, and a follower of `primary` with `options`. */
+async function snapshotAndFollower(options: { stallMs?: number; deadlineMs?: number } = {}) {
+  const keys = writeKeyPair(join(dir, "k"));
+  const file = join(dir, "snapshot.sqlite");
+  await exportSnapshot({ store: h.store, services: h.services, out: file, signKey: keys.privatePath, nowMs: h.clock.now() });
+  const adopted: string[] = [];
+  const follow = (primary: ScriptedPrimary) => {
+    primaries.push(primary);
+    return new SnapshotFollower({
+      url: primary.url, key: "aik_key", publicKey: readPublicKey(keys.publicPath), directory: join(dir, "edge"), clock: h.clock,
+      onSnapshot: async (p) => { adopted.push(p); }, ...options,
+    });
+  };
+  return { file, adopted, follow };
+}
+
+test("a download that stalls is given up, says why, and the next pull resumes it", async () => {
+  const { file, adopted, follow } = await snapshotAndFollower({ stallMs: 300 });
+  const stalled = stallAfter(file, 4096);
+  const good = serveFile(file);
+  const primary = scriptedPrimary((request, n) => (n === 1 ? stalled(request, n) : good(request, n)));
+  const follower = follow(primary);
+  expect(await follower.pull()).toBe("failed");
+  expect(follower.state.lastError).toBe("the primary sent nothing for 0.3 s: given up, the next pull resumes it");
+  expect(statSync(join(dir, "edge", "incoming.partial")).size).toBe(4096);
+  expect(await follower.pull()).toBe("updated");
+  expect(primary.statuses).toEqual([200, 206]);
+  expect(adopted).toHaveLength(1);
+  expect(follower.state.lastError).toBeNull();
+}, 5_000);
+
+test("a download that drips, never stalling, is given up at the pull's deadline", async () => {
+  const { file, follow } = await snapshotAndFollower({ stallMs: 300, deadlineMs: 600 });
+  const follower = follow(scriptedPrimary(dripping(file, 20)));
+  const started = performance.now();
+  expect(await follower.pull()).toBe("failed");
+  expect(performance.now() - started).toBeLessThan(3_000);
+  expect(follower.state.lastError).toBe("the download was not done after 0.6 s: given up, the next pull resumes it");
+}, 5_000);
+
+test("a snapshot that keeps arriving damaged is downloaded again at the next pull, then only after a wait", async () => {
+  const { file, adopted, follow } = await snapshotAndFollower();
+  const primary = scriptedPrimary(flippedInTransit(file));
+  const follower = follow(primary);
+  expect(await follower.pull()).toBe("failed");
+  expect(follower.state.lastError).toContain("does not verify");
+  expect(await follower.pull()).toBe("failed");
+  expect(follower.state.lastError).toContain("arrived damaged 2 times; downloaded again after");
+  expect(await follower.pull()).toBe("failed");
+  expect(primary.statuses).toEqual([200, 200, 304]);
+  // A minute later it gets another chance, and this time it arrives whole.
+  h.clock.advance(61_000);
+  primary.answer = serveFile(file);
+  expect(await follower.pull()).toBe("updated");
+  expect(primary.statuses).toEqual([200, 200, 304, 200]);
+  expect(adopted).toHaveLength(1);
 });

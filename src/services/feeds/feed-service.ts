@@ -74,7 +74,7 @@ export class FeedService {
   private storeVersion: string;
   /** Called after another process's feed changes were taken in (the schedule follows them). */
   onExternalChangesFollowed: (() => void) | null = null;
-  /** PRAGMA data_version when currentListingsAround last looked: it moves when another connection commits. */
+  /** The store's data version (dataVersion) when currentListingsAround last looked: it moves when another connection commits. */
   private seenDataVersion: number;
 
   constructor(private readonly deps: FeedServiceDeps) {

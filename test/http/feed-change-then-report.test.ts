@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createHarness, type Harness } from "../support/harness";
 import { addUser, type TestUser } from "../support/accounts";
+import { untilWriteLockHeld } from "../support/write-lock";
 
 const MAIN = join(import.meta.dir, "../../src/main.ts");
 let h: Harness;
@@ -25,24 +26,12 @@ beforeAll(async () => {
   h = await createHarness();
   reporter = await addUser(h);
   reader = await addUser(h, { tier: "enterprise" });
-  root = mkdtempSync(join(tmpdir(), "review-index-feed-race-"));
+  root = mkdtempSync(join(tmpdir(), "abuse-intel-feed-race-"));
 });
 afterAll(async () => {
   await h.close();
   rmSync(root, { recursive: true, force: true });
 });
-
-/** Whether another connection holds the write lock now (a probe that never waits). */
-function writeLocked(db: Database): boolean {
-  try {
-    db.exec("BEGIN IMMEDIATE");
-    db.exec("ROLLBACK");
-    return false;
-  } catch (error) {
-    if (String((error as { code?: string }).code).startsWith("SQLITE_BUSY")) return true;
-    throw error;
-  }
-}
 
 const report = (ip: string) =>
   h.call("POST", "/v1/ip/report", { headers: reporter.jwt, json: { ipAddress: ip, category: "SSH", description: "review", severity: 3 } });
@@ -65,14 +54,8 @@ describe("a feed change by another process and a report arriving before the next
       env: { ...process.env, ABUSE_INTEL_DATA_DIR: "" },
     });
     try {
-      // Wait until the CLI holds the write lock steadily (its feed transaction, not a short write at open).
-      let held = 0;
-      const deadline = Date.now() + 15_000;
-      while (held < 3) {
-        if (Date.now() > deadline) throw new Error("the CLI never took the write lock");
-        held = writeLocked(probe) ? held + 1 : 0;
-        await Bun.sleep(15);
-      }
+      // The CLI's feed transaction, not a short write at open.
+      await untilWriteLockHeld(probe);
       // The report comes in while the CLI's feed change is being written.
       expect((await report("45.33.1.1")).status).toBe(201);
       expect(await cli.exited).toBe(0);

@@ -15,6 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createHarness, type Harness } from "../support/harness";
 import { addUser, type TestUser } from "../support/accounts";
+import { untilWriteLockHeld } from "../support/write-lock";
 import { createFeedServices } from "../../src/app/feed-services";
 import { openStore } from "../../src/store/database";
 
@@ -30,23 +31,12 @@ beforeAll(async () => {
   admin = await addUser(h, { role: "admin", tier: "enterprise" });
   reader = await addUser(h, { tier: "enterprise" });
   cliReporter = await addUser(h, { email: "cli-reporter@example.test" });
-  root = mkdtempSync(join(tmpdir(), "review-index-feed-candidates-"));
+  root = mkdtempSync(join(tmpdir(), "abuse-intel-feed-rescore-"));
 });
 afterAll(async () => {
   await h.close();
   rmSync(root, { recursive: true, force: true });
 });
-
-function writeLocked(db: Database): boolean {
-  try {
-    db.exec("BEGIN IMMEDIATE");
-    db.exec("ROLLBACK");
-    return false;
-  } catch (error) {
-    if (String((error as { code?: string }).code).startsWith("SQLITE_BUSY")) return true;
-    throw error;
-  }
-}
 
 const detail = async (ip: string) =>
   (await (await h.call("GET", `/v1/ip/${ip}`, { headers: reader.apiKey })).json()) as { reputationScore: number; reports: number; firstSeen: string | null; networks: { cidr: string }[] };
@@ -71,13 +61,7 @@ describe("a feed imported by the server while another process commits reports", 
     probe.exec("PRAGMA busy_timeout = 0");
     const cli = slowImport(csv("first.csv", ["45.33.1.1"]), 1.5);
     try {
-      let held = 0;
-      const deadline = Date.now() + 15_000;
-      while (held < 3) {
-        if (Date.now() > deadline) throw new Error("the CLI never took the write lock");
-        held = writeLocked(probe) ? held + 1 : 0;
-        await Bun.sleep(15);
-      }
+      await untilWriteLockHeld(probe);
       // The admin lists the network while the CLI's import is under way: the server waits for the lock.
       const listed = await h.call("POST", "/v1/admin/feeds/drop?category=SPAM&replace=true", {
         headers: { ...admin.jwt, "content-type": "text/plain" },

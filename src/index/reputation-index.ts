@@ -10,6 +10,7 @@ import { NetworkIntervals4 } from "./network-intervals";
 import { NOT_FOUND } from "./radix-common";
 import { RadixTree4 } from "./radix4";
 import { RadixTree6 } from "./radix6";
+import { SlotAddresses } from "./slot-addresses";
 
 /** What the index keeps of one address: the `addresses` row in typed form. */
 export interface AddressRecord {
@@ -67,6 +68,8 @@ export class ReputationIndex {
   private capacity: number;
   private freeSlots: number[] = [];
   private nextSlot = 0;
+  /** The address of each slot, made on first need (see expiredAddresses) and kept current after. */
+  private slotAddresses: SlotAddresses | null = null;
   score: Uint8Array;
   risk: Uint8Array;
   categories: Uint16Array;
@@ -226,6 +229,7 @@ export class ReputationIndex {
       slot = this.allocateSlot();
       if (ip.version === 4) this.v4.set(ip.value, 32, slot);
       else this.v6.set(ip.words, 128, slot);
+      this.slotAddresses?.set(slot, ip);
     }
     this.write(slot, record);
     this.generation++;
@@ -246,6 +250,7 @@ export class ReputationIndex {
     if (slot === NOT_FOUND) return false;
     if (ip.version === 4) this.v4.delete(ip.value, 32);
     else this.v6.delete((ip as Ipv6).words, 128);
+    this.slotAddresses?.clear(slot);
     this.freeSlots.push(slot);
     this.generation++;
     this.onAddressChanged?.(ip);
@@ -285,6 +290,34 @@ export class ReputationIndex {
     this.generation++;
     this.onNetworkChanged?.(cidr);
     return true;
+  }
+
+  /**
+   * The addresses whose first counting report is older than `cutoff` (past retention), found by a scan of the
+   * slots; sets earliestFirstSeen to the earliest of the others, exact. The first call makes the slots' address
+   * map by one walk of the trees.
+   */
+  expiredAddresses(cutoff: number): Ip[] {
+    const addresses = (this.slotAddresses ??= this.mapSlotAddresses());
+    const firstSeen = this.firstSeen;
+    const due: Ip[] = [];
+    let earliest = Number.POSITIVE_INFINITY;
+    for (let slot = 0; slot < this.nextSlot; slot++) {
+      const first = firstSeen[slot];
+      // NaN (a listing's record, or a free slot's leftover) compares false both ways.
+      if (!(first < earliest || first < cutoff) || !addresses.holdsAddress(slot)) continue;
+      if (first < cutoff) due.push(addresses.addressAt(slot));
+      else earliest = first;
+    }
+    this.earliestFirstSeen = earliest;
+    return due;
+  }
+
+  private mapSlotAddresses(): SlotAddresses {
+    const addresses = new SlotAddresses(this.capacity);
+    this.v4.walk((network, len, slot) => void (len === 32 && addresses.setIpv4(slot, network)));
+    this.v6.walk((words, len, slot) => void (len === 128 && addresses.setIpv6(slot, words)));
+    return addresses;
   }
 
   /** Lays the trees' nodes out for fast lookups after a bulk build. */
@@ -332,6 +365,7 @@ export class ReputationIndex {
     this.verified = grow(this.verified);
     this.firstSeen = grow(this.firstSeen);
     this.lastSeen = grow(this.lastSeen);
+    this.slotAddresses?.grow(capacity);
     this.capacity = capacity;
   }
 

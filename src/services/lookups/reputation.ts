@@ -7,7 +7,7 @@ import { BulkInputs } from "../../domain/bulk-inputs";
 import { categoriesFromMask, categoryAt, type Category } from "../../domain/categories";
 import type { Clock } from "../../domain/clock";
 import { AppError } from "../../domain/errors";
-import { ipFromWords, ipv4FromNumber, parseIp, tryParseIp, type Ip } from "../../domain/ip";
+import { ipv4FromNumber, parseIp, tryParseIp, type Ip } from "../../domain/ip";
 import { riskLevelFromCode, riskLevelOf, threatLevel, type RiskLevel } from "../../domain/risk";
 import { DAY_MS, type ScoringParameters } from "../../domain/scoring";
 import { NOT_FOUND } from "../../index/radix-common";
@@ -113,7 +113,6 @@ const BULK_MIDDLE = '],"invalid":[';
 const BULK_TAIL = "]}}";
 /** Cached answers kept at most (about 300 bytes each). */
 const CACHE_LIMIT = 200_000;
-const EXPIRY_WALK_INTERVAL_MS = 10_000;
 const iso = (ms: number): string | null => (Number.isNaN(ms) ? null : new Date(ms).toISOString());
 const utf8 = new TextDecoder();
 
@@ -148,7 +147,6 @@ export function createReputation(deps: {
     if (cache.size > 0) cache.clear();
     unreported.forgetAsked();
   };
-  let lastExpiryWalk = Number.NEGATIVE_INFINITY;
 
   /** A report past retention stops counting at once, whether or not the expire job has run yet. */
   function freshSlot(ip: Ip, now: number): number {
@@ -340,24 +338,13 @@ export function createReputation(deps: {
 
   /**
    * Lists (recent, blocklists) walk the whole index, so they cannot rescore each address on the way. Before a
-   * walk, addresses whose oldest counting report has passed retention are rescored, found with one walk that
-   * runs only when the index's earliest firstSeen is past the cutoff, and then at most every 10 seconds.
+   * walk, addresses whose oldest counting report has passed retention are rescored (contract 5.5: at once), found
+   * by a scan of the index's slots that runs only when its earliest firstSeen is past the cutoff.
    */
   function expireDueNow(): number {
-    const now = clock.now();
-    const cutoff = now - retentionMs;
-    if (!(index.earliestFirstSeen < cutoff) || now - lastExpiryWalk < EXPIRY_WALK_INTERVAL_MS) return 0;
-    lastExpiryWalk = now;
-    const due: Ip[] = [];
-    let earliest = Number.POSITIVE_INFINITY;
-    const visit = (slot: number, ipOf: () => Ip) => {
-      const first = index.firstSeen[slot];
-      if (first < cutoff) due.push(ipOf());
-      else if (first < earliest) earliest = first;
-    };
-    index.v4.walk((network, _len, slot) => visit(slot, () => ipv4FromNumber(network)));
-    index.v6.walk((network, _len, slot) => visit(slot, () => ipFromWords(network)));
-    index.earliestFirstSeen = earliest;
+    const cutoff = clock.now() - retentionMs;
+    if (!(index.earliestFirstSeen < cutoff)) return 0;
+    const due = index.expiredAddresses(cutoff);
     for (const ip of due) rescoreNow(ip);
     return due.length;
   }

@@ -9,6 +9,7 @@ import { parseReportInput } from "../../domain/report-input";
 import { RISK_LEVELS } from "../../domain/risk";
 import { isoTime } from "../../domain/clock";
 import { AddressReports } from "../../store/address-reports";
+import { parseKeyName } from "../../services/accounts/api-keys";
 import { csrfField, html, page, type PageContext, table } from "./html";
 import type { ConsoleRequest, PageResult } from "./request";
 
@@ -109,8 +110,14 @@ ${table(
 }
 
 export function createKey(c: ConsoleRequest): PageResult {
-  const name = (c.form!.get("name") ?? "").trim();
-  if (name === "" || name.length > 100) throw new AppError("bad_request", "A key's name is 1 to 100 characters");
+  // The API's rule (no control characters either: a name is printed by `abuse-intel key list` on a terminal).
+  let name: string;
+  try {
+    name = parseKeyName(c.form!.get("name") ?? "");
+  } catch (error) {
+    const problem = error instanceof AppError ? error.details?.[0]?.message : undefined;
+    throw new AppError("bad_request", problem ? `A key's name ${problem}` : "A key's name is 1 to 100 characters");
+  }
   const { key } = c.services.apiKeys.create(c.session!.principal.userId, name);
   return keysPage(c, { key, name }, { kind: "ok", text: `Key "${name}" created.` });
 }

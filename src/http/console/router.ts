@@ -118,7 +118,8 @@ async function route(request: Request, url: URL, path: string, services: Service
       return redirect("/console", { "set-cookie": sessions.cookie(request, token.accessToken, token.expiresIn) });
     } catch (error) {
       const e = error instanceof AppError ? error : new AppError("unauthorized", "Invalid email or password");
-      return htmlResponse(page({ ...pageCtx, flash: { kind: "error", text: e.message } }, "Sign in", loginForm(form.get("email") ?? "")), e.status);
+      // A lockout's Retry-After too, as the API's login answers it (contract 15: the same lockout).
+      return htmlResponse(page({ ...pageCtx, flash: { kind: "error", text: e.message } }, "Sign in", loginForm(form.get("email") ?? "")), e.status, e.headers);
     }
   }
   if (session === null) return redirect("/login");

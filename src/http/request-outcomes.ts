@@ -40,8 +40,30 @@ export function accessLogOf(services: Services): ((request: Request, status: num
   if (!services.config.accessLog) return null;
   return (request, status, seconds) => {
     const url = request.url;
-    // A credential in the query string (the AbuseIPDB-compatible `?key=`) never reaches the log.
-    const path = url.slice(url.indexOf("/", url.indexOf("//") + 2)).replace(/([?&]key=)[^&]*/gi, "$1[redacted]");
+    const path = withoutCredential(url.slice(url.indexOf("/", url.indexOf("//") + 2)));
     process.stderr.write(`${new Date().toISOString()} ${request.method} ${path} ${status} ${(seconds * 1000).toFixed(1)}ms\n`);
   };
+}
+
+/**
+ * The path and query with the value of a credential in the query string (the AbuseIPDB-compatible `?key=`)
+ * replaced by `[redacted]`. Names are compared decoded, as the routes read them: `?%6Bey=` is a key too.
+ */
+function withoutCredential(pathAndQuery: string): string {
+  const q = pathAndQuery.indexOf("?");
+  if (q < 0) return pathAndQuery;
+  const parts = pathAndQuery.slice(q + 1).split("&").map((part) => {
+    const eq = part.indexOf("=");
+    const name = eq < 0 ? part : part.slice(0, eq);
+    return decodedName(name).toLowerCase() === "key" ? `${name}=[redacted]` : part;
+  });
+  return `${pathAndQuery.slice(0, q)}?${parts.join("&")}`;
+}
+
+function decodedName(name: string): string {
+  try {
+    return decodeURIComponent(name.replaceAll("+", " "));
+  } catch {
+    return name;
+  }
 }

@@ -112,5 +112,14 @@ export const embeddedMigrations: EmbeddedMigration[] = [
     "bps": true,
     "folderMillis": 1795729991470,
     "hash": "55e6f53c1958efbc897733448915526ff39bceaf9bc851dbb260959d3b538745"
+  },
+  {
+    "tag": "0005_tokens-valid-from",
+    "sql": [
+      "ALTER TABLE `users` ADD `tokens_valid_from` integer;"
+    ],
+    "bps": true,
+    "folderMillis": 1795731814579,
+    "hash": "fba7be5dc98838e07f98fa4d762e3d8928683923a4d4e6fb4f9d0a69699555cf"
   }
 ];

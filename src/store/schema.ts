@@ -17,6 +17,11 @@ export const users = sqliteTable(
     dailyLimit: integer("daily_limit"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
+    /**
+     * Tokens and console sessions issued before this time (ms, a whole second) are refused: set when the account
+     * is disabled, so enabling it again does not bring back the ones issued before. Null: none refused so.
+     */
+    tokensValidFrom: integer("tokens_valid_from"),
   },
   (t) => [uniqueIndex("users_email_unique").on(t.email)],
 );

@@ -1,7 +1,7 @@
 // The `users` table (contract section 3): accounts with their password hashes, which only the accounts service
 // reads (store/users.ts hands them out only through `withPasswordHash`).
 
-import { asc, count, eq } from "drizzle-orm";
+import { asc, count, eq, isNotNull } from "drizzle-orm";
 import type { Role, Tier } from "../domain/principal";
 import type { Store } from "./database";
 import { users } from "./schema";
@@ -18,7 +18,7 @@ export interface UserRow {
   updatedAt: number;
 }
 
-export type UserValues = Partial<Pick<typeof users.$inferInsert, "tier" | "role" | "disabled" | "dailyLimit" | "updatedAt">>;
+export type UserValues = Partial<Pick<typeof users.$inferInsert, "tier" | "role" | "disabled" | "dailyLimit" | "updatedAt" | "tokensValidFrom">>;
 
 const userColumns = {
   id: users.id,
@@ -71,6 +71,12 @@ export class UserTable {
   /** The id of the account with this email, compared without case (the CSV import's --reporter). */
   idOfEmailAnyCase(email: string): number | null {
     return this.store.sqlite.query<{ id: number }, [string]>("SELECT id FROM users WHERE lower(email) = lower(?)").get(email)?.id ?? null;
+  }
+
+  /** Per account that has one: the time before which its tokens were issued are refused (see the column). */
+  tokensValidFrom(): Map<number, number> {
+    const rows = this.store.db.select({ id: users.id, from: users.tokensValidFrom }).from(users).where(isNotNull(users.tokensValidFrom)).all();
+    return new Map(rows.map((r) => [r.id, r.from as number]));
   }
 
   enabledAdminCount(): number {

@@ -83,6 +83,11 @@ export class Accounts {
     return this.table.list();
   }
 
+  /** Per account disabled at some time: the time before which its tokens were issued are refused. */
+  tokensValidFrom(): Map<number, number> {
+    return this.table.tokensValidFrom();
+  }
+
   get(id: number): User | null {
     return this.table.get(id);
   }
@@ -122,6 +127,10 @@ export class Accounts {
       if (patch.tier !== undefined) values.tier = patch.tier;
       if (patch.role !== undefined) values.role = patch.role;
       if (patch.disabled !== undefined) values.disabled = patch.disabled;
+      // Disabling ends every token and console session issued so far, for good: enabling the account again must
+      // not bring back one that leaked (the reason to disable it). From the next whole second, as tokens carry
+      // their issue time in seconds; a login in that same second after enabling again is refused once.
+      if (patch.disabled === true && !current.disabled) values.tokensValidFrom = Math.ceil((this.clock.now() + 1) / 1000) * 1000;
       if (patch.dailyLimit !== undefined) values.dailyLimit = patch.dailyLimit;
       return this.table.update(id, values);
     });

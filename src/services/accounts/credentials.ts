@@ -56,6 +56,8 @@ export type TokenAudience = "api" | "console";
 
 interface VerifiedToken {
   userId: number;
+  /** When it was issued, by this service's clock (the `iat_ms` claim; older tokens: their `iat`). */
+  issuedAtMs: number;
   expiresAtMs: number;
   audience: TokenAudience;
   /** A console token's session (its jti), or null. */
@@ -80,6 +82,8 @@ export interface CredentialsDeps {
 export class Credentials {
   /** Enabled accounts by id, as the principal a JWT of theirs resolves to. */
   private principalsByUser = new Map<number, Principal>();
+  /** Per account disabled at some time: tokens issued before this are refused (see users.tokens_valid_from). */
+  private tokensValidFrom = new Map<number, number>();
   /**
    * Active keys of enabled accounts by SHA-256 in base64 (the store keeps hex; base64 is ~2× cheaper to make
    * from a presented key, and this is on every request).
@@ -127,6 +131,7 @@ export class Credentials {
     }
     this.principalsByUser = principals;
     this.keysByHash = keys;
+    this.tokensValidFrom = this.deps.accounts.tokensValidFrom();
   }
 
   /** The principal of an API key, or null when it is unknown, revoked, or its account disabled. */
@@ -167,7 +172,10 @@ export class Credentials {
       return null;
     }
     if (known.session !== null && this.deps.endedSessions?.has(known.session)) return null;
-    return this.principalOfUser(known.userId);
+    const principal = this.principalOfUser(known.userId);
+    // Issued before the account was last disabled: enabling it again does not bring the token back.
+    if (principal !== null && known.issuedAtMs < (this.tokensValidFrom.get(known.userId) ?? -Infinity)) return null;
+    return principal;
   }
 
   /** Ends the console session of `token` for good (signing out); a token that is no console session's is ignored. */
@@ -192,7 +200,8 @@ export class Credentials {
     const nowSeconds = Math.floor(this.deps.clock.now() / 1000);
     const expiresIn = Math.max(1, Math.floor(this.ttlSeconds));
     const exp = nowSeconds + expiresIn;
-    const claims = { sub: String(user.id), role: user.role, exp };
+    // The issue time by this service's clock, in ms: the signer sets `iat` from the system clock, in seconds.
+    const claims = { sub: String(user.id), role: user.role, exp, iat_ms: this.deps.clock.now() };
     // A console token names its session (jti), so two sign-ins within a second are two sessions that end apart.
     const accessToken = await this.signer.sign(audience === "console" ? { ...claims, aud: "console", jti: randomBytes(12).toString("base64url") } : claims);
     return { accessToken, tokenType: "Bearer", expiresIn, expiresAt: exp * 1000 };
@@ -230,12 +239,14 @@ export class Credentials {
   private verifyJwt(token: string): VerifiedToken | null {
     const payload = verifyHs256(token, this.jwtSecret, Math.floor(this.deps.clock.now() / 1000));
     if (payload === null) return null;
-    const { sub, exp, aud, jti } = payload;
+    const { sub, exp, aud, jti, iat, iat_ms } = payload;
     // Tokens without an expiry are never accepted, even correctly signed ones.
     if (typeof sub !== "string" || !/^[1-9]\d{0,15}$/.test(sub) || typeof exp !== "number") return null;
     const audience: TokenAudience | null = aud === undefined ? "api" : aud === "console" ? "console" : null;
     if (audience === null) return null;
-    const verified: VerifiedToken = { userId: Number(sub), expiresAtMs: exp * 1000, audience, session: audience === "console" && typeof jti === "string" ? jti : null };
+    const issuedAtMs = typeof iat_ms === "number" ? iat_ms : typeof iat === "number" ? iat * 1000 : Number.NEGATIVE_INFINITY;
+    const session = audience === "console" && typeof jti === "string" ? jti : null;
+    const verified: VerifiedToken = { userId: Number(sub), issuedAtMs, expiresAtMs: exp * 1000, audience, session };
     if (this.tokens.size >= TOKEN_CACHE_MAX) this.tokens.clear();
     this.tokens.set(token, verified);
     return verified;

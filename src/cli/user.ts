@@ -20,8 +20,9 @@ const HELP = [
   "  user list [--json]",
   "      Lists the accounts.",
   "  user set --email E [--tier T] [--role R] [--disabled true|false] [--daily-limit N|none]",
-  "      Changes an account. A disabled account's tokens and API keys are refused at once; --daily-limit",
-  "      overrides the tier's daily request budget (none: back to the tier's).",
+  "      Changes an account. A disabled account's tokens and API keys are refused: by a running server at",
+  "      its next look at the store (within half a second); --daily-limit overrides the tier's daily",
+  "      request budget (none: back to the tier's).",
   "",
   DATA_DIR_HELP,
 ].join("\n");

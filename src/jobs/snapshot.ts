@@ -5,6 +5,7 @@
 
 import { mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { snapshotFileName, snapshotFilesNewestFirst } from "../domain/snapshot-files";
 import type { Job } from "./scheduler";
 
 /** Writes a complete snapshot file at `outPath` (the exporter of src/services/snapshots/export.ts). */
@@ -12,14 +13,6 @@ export type SnapshotExporter = (outPath: string) => unknown | Promise<unknown>;
 
 export const SNAPSHOT_DIRECTORY = "snapshots";
 export const SNAPSHOTS_KEPT = 7;
-const FILE_PATTERN = /^abuse-intel-\d{8}T\d{6}(?:\d{3})?Z\.sqlite$/;
-
-/** `abuse-intel-20261121T030000Z.sqlite`: names sort by time. */
-export function snapshotFileName(atMs: number): string {
-  const iso = new Date(atMs).toISOString(); // 2026-11-21T03:00:00.000Z
-  const compact = iso.replace(/[-:]/g, "").replace(/\.(\d{3})Z$/, (_, ms: string) => (ms === "000" ? "Z" : `${ms}Z`));
-  return `abuse-intel-${compact}.sqlite`;
-}
 
 export interface SnapshotJobDeps {
   dataDir: string;
@@ -62,11 +55,7 @@ export function snapshotJob(deps: SnapshotJobDeps): Job {
 
 /** Deletes all but the newest `keep` snapshot files of the job; returns the names removed. */
 export function prune(directory: string, keep: number): string[] {
-  const ours = readdirSync(directory)
-    .filter((name) => FILE_PATTERN.test(name))
-    .sort()
-    .reverse();
-  const removed = ours.slice(keep);
+  const removed = snapshotFilesNewestFirst(readdirSync(directory)).slice(keep);
   for (const name of removed) rmSync(join(directory, name), { force: true });
   return removed;
 }

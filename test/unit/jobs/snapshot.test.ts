@@ -2,7 +2,8 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DAY_MS } from "../../../src/domain/scoring";
-import { snapshotFileName, snapshotJob } from "../../../src/jobs/snapshot";
+import { snapshotFileName } from "../../../src/domain/snapshot-files";
+import { snapshotJob } from "../../../src/jobs/snapshot";
 import { snapshotInfo, verifySnapshot } from "../../../src/services/snapshots/export";
 import { createJobsFixture, type JobsFixture } from "./jobs-fixture";
 

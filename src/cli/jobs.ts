@@ -24,10 +24,12 @@ const HELP = [
   "  --schedule NAME=CRON  a job's schedule, as for serve (repeatable) [ABUSE_INTEL_SCHEDULE_<NAME>]",
   SCORING_HELP,
   "  --geo-mmdb FILE        as for serve",
+  "  --sign-key FILE        as for serve: sign the snapshot `jobs run snapshot` makes [ABUSE_INTEL_SIGN_KEY]",
   DATA_DIR_HELP,
 ].join("\n");
 
-const CONFIG_FLAGS = OPTIONS.filter((o) => ["--data-dir", "--geo-mmdb", ...SCORING_FLAGS].includes(o.flag)).map((o) => o.flag);
+// --sign-key as serve takes it: a snapshot made here is signed like the server's (edges refuse unsigned ones).
+const CONFIG_FLAGS = OPTIONS.filter((o) => ["--data-dir", "--geo-mmdb", "--sign-key", ...SCORING_FLAGS].includes(o.flag)).map((o) => o.flag);
 
 export const jobsCommand: Command = {
   name: "jobs",

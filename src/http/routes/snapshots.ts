@@ -27,7 +27,7 @@ export function parseRange(header: string, size: number): { start: number; end: 
 }
 
 export function snapshotRoutes(services: Services) {
-  const snapshots = new LatestSnapshots(services.config.dataDir);
+  const snapshots = new LatestSnapshots(services.config.dataDir, services.config.signKey !== null);
   /** `counted` (Elysia's `set.headers`) gets the rate-limit headers, which Elysia also puts on an error answer. */
   const answer = (request: Request, withBody: boolean, counted: Record<string, string | number>): Response => {
     const principal = authenticate(services, request, "key");

@@ -58,22 +58,21 @@ export function reportStateStatements(sqlite: Database) {
         WHERE created_at > ? AND created_at <= ? AND +status IN ('pending', 'verified')
         ORDER BY ip, category`,
     ),
-    // Whether a group has ≥ 3 distinct reporters among its counting reports of the window and a pending one
-    // left, through the (ip, created_at) index.
-    groupEligible: sqlite.prepare<{ eligible: number }, [number, string, string, number, number]>(
-      `SELECT count(DISTINCT reporter_id) >= ? AND sum(status = 'pending') > 0 AS eligible FROM reports
-        WHERE ip = ? AND category = ? AND status IN ('pending', 'verified') AND created_at >= ? AND created_at <= ?`,
+    // A group's counting reports created in a time range, oldest first, through the (ip, created_at) index: what
+    // community verification slides its 7-day span over.
+    groupReports: sqlite.prepare<
+      { id: number; reporterId: number; status: string; createdAt: number; source: ReportSource },
+      [string, string, number, number]
+    >(
+      `SELECT id, reporter_id AS reporterId, status, created_at AS createdAt, source FROM reports
+        WHERE ip = ? AND category = ? AND status IN ('pending', 'verified') AND created_at >= ? AND created_at <= ?
+        ORDER BY created_at, id`,
     ),
     lastReportId: sqlite.prepare<{ id: number }, []>(NEWEST_REPORT_ID_SQL),
     datedAfter: sqlite.prepare<{ found: number }, [number, number]>(DATED_AFTER_SQL),
     readCursor: sqlite.prepare<{ value: string }, [string]>("SELECT value FROM meta WHERE key = ?"),
     writeCursor: sqlite.prepare<never, [string, string]>(
       "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-    ),
-    pendingOfGroup: sqlite.prepare<{ id: number; reporterId: number; source: ReportSource }, [string, string, number, number]>(
-      `SELECT id, reporter_id AS reporterId, source FROM reports
-        WHERE ip = ? AND category = ? AND status = 'pending' AND created_at >= ? AND created_at <= ?
-        ORDER BY id`,
     ),
     pastRetention: sqlite.prepare<{ id: number; ip: string; status: ReportStatus }, [number, number]>(
       `SELECT id, ip, status FROM reports

@@ -4,10 +4,11 @@
 // index hears of rescored addresses only after the commit.
 //
 // Decisions where the contract is open:
-// - Community verification looks at the last 7 days: a group (address, category) whose counting reports (pending
-//   or verified) created in [now − 7 days, now] come from at least 3 distinct reporters has its pending reports of
-//   that window verified. Run every minute, this finds every group whose reports fall within 7 days of each other
-//   as soon as the third reporter arrives; old imported history is not verified after the fact.
+// - Community verification: a group (address, category) whose counting reports (pending or verified) from at least
+//   3 distinct reporters lie within 7 days of each other, in a span reaching into the last 7 days, has the pending
+//   reports of that span verified (domain/community-verification.ts). Run every minute, this finds every such group
+//   as soon as the third reporter arrives, however late the run; old imported history is not verified after the
+//   fact.
 // - An admin may verify a pending report and reject a pending or verified one. Setting the status a report already
 //   has changes nothing and is not an error; any other change (of a rejected or expired report) is 409 conflict.
 // - Expiry takes every report past retention to `expired`, rejected ones included, in chunks of 1,000 per
@@ -27,6 +28,7 @@ import { allAtOnce } from "../../domain/steps";
 import { inTurns, nextTurn } from "../event-loop-turns";
 import { enqueueEvent } from "../webhooks/outbox";
 import type { ReportSource } from "./intake";
+import { verifiablePending } from "../../domain/community-verification";
 
 export const COMMUNITY_WINDOW_MS = 7 * DAY_MS;
 export const COMMUNITY_MIN_REPORTERS = 3;
@@ -49,6 +51,13 @@ const VERIFY_STEP_REPORTS = 5_000;
  * Community verification's position (`meta`): the newest report id looked at, the time of that scan, and whether
  * a report up to that id was dated after that time (absent in older cursors: assumed).
  */
+interface EligibleGroup {
+  ip: string;
+  category: string;
+  /** Its pending reports to verify, by id. */
+  pending: { id: number; reporterId: number; source: ReportSource }[];
+}
+
 interface CommunityCursor {
   id: number;
   at: number;
@@ -165,7 +174,7 @@ export class ReportStateService {
         const { groups, next, done } = this.eligibleGroups(position ?? this.startOfScan(now), since, now, untilId);
         const verified: { id: number; reporterId: number; ip: string; category: Category }[] = [];
         for (const g of groups) {
-          for (const r of this.stmt.pendingOfGroup.all(g.ip, g.category, since, now)) {
+          for (const r of g.pending) {
             this.verify(r.id, r.reporterId, r.source, now, null, "community: 3 or more distinct reporters within 7 days");
             verified.push({ id: r.id, reporterId: r.reporterId, ip: g.ip, category: g.category as Category });
           }
@@ -207,21 +216,34 @@ export class ReportStateService {
    * past `untilId`), and of those dated after its time, the eligible ones; `next` is where the step got to (its
    * time `now`, so the next step's dated part is empty). `done` when it reached `untilId`.
    */
-  private eligibleGroups(from: CommunityCursor | null, since: number, now: number, untilId: number): { groups: { ip: string; category: string }[]; next: CommunityCursor; done: boolean } {
+  private eligibleGroups(from: CommunityCursor | null, since: number, now: number, untilId: number): { groups: EligibleGroup[]; next: CommunityCursor; done: boolean } {
     if (from === null) {
       const throughId = Math.max(untilId, this.stmt.lastReportId.get()!.id);
-      const groups = this.stmt.communityGroups.all(since, now, COMMUNITY_MIN_REPORTERS);
+      // Groups with enough reporters since a span reaching `since` may start (withPending then checks the spans).
+      const groups = this.withPending(this.stmt.communityGroups.all(since - COMMUNITY_WINDOW_MS, now, COMMUNITY_MIN_REPORTERS), since, now);
       return { groups, next: { id: throughId, at: now, dated: this.stmt.datedAfter.get(now, throughId) !== null }, done: true };
     }
     const throughId = Math.max(from.id, Math.min(untilId, from.id + VERIFY_STEP_REPORTS));
     // The dated part scans every report dated since the cursor's time (the last minute's ingest included): only
     // when one stored by then was dated after it can it find a group the id part does not.
     const datedFrom = from.dated === false ? now : Math.max(from.at, since - 1);
-    const groups = this.stmt.candidateGroups
-      .all(from.id, throughId, since, now, datedFrom, now)
-      .filter((g) => this.stmt.groupEligible.get(COMMUNITY_MIN_REPORTERS, g.ip, g.category, since, now)!.eligible === 1);
+    const groups = this.withPending(this.stmt.candidateGroups.all(from.id, throughId, since, now, datedFrom, now), since, now);
     const dated = this.stmt.datedAfter.get(now, throughId) !== null;
     return { groups, next: { id: throughId, at: now, dated }, done: throughId >= untilId };
+  }
+
+  /**
+   * The groups among `candidates` with pending reports to verify, and those reports: a span of 7 days reaching
+   * `since` or later may start up to 7 days before it, so the group's reports are read from there.
+   */
+  private withPending(candidates: readonly { ip: string; category: string }[], since: number, now: number): EligibleGroup[] {
+    const out: EligibleGroup[] = [];
+    for (const g of candidates) {
+      const reports = this.stmt.groupReports.all(g.ip, g.category, since - COMMUNITY_WINDOW_MS, now);
+      const ids = verifiablePending(reports, since, COMMUNITY_WINDOW_MS, COMMUNITY_MIN_REPORTERS);
+      if (ids.size > 0) out.push({ ...g, pending: reports.filter((r) => ids.has(r.id)).sort((a, b) => a.id - b.id) });
+    }
+    return out;
   }
 
   /** An admin's verify or reject (PATCH /v1/admin/reports/{id}); returns the report as it now is. */

@@ -4,14 +4,15 @@
 //
 // It never slows the API: requests run asynchronously, at most `maxInFlight` at once (and `maxInFlightPerWebhook`
 // per subscription, so one dead receiver cannot starve the others), each bounded by `timeoutMs`; attempt
-// results are written in small batched transactions.
+// results are written in small batched transactions, and no write waits for another process's write lock (a CLI
+// import holds it for seconds, and bun:sqlite would wait on the event loop): it is tried again at the next pass.
 
 import { DeliveryTables, type DueDelivery } from "../../store/webhook-deliveries";
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../../domain/clock";
 import { isoTime } from "../../domain/clock";
 import { buildBody, type EventKind, isSuccessStatus, retryDelayAfter, signBody } from "../../domain/webhook-payload";
-import { inTransaction, type Store } from "../../store/database";
+import { inTransaction, inTransactionIfUnlocked, isBusyError, type Store } from "../../store/database";
 import { VERSION } from "../../version";
 
 export interface DispatcherOptions {
@@ -134,8 +135,9 @@ export class WebhookDispatcher {
   }
 
   /**
-   * One whole pass, for tests and manual runs: fans out every waiting event, sends every due delivery, and
-   * resolves when nothing is in flight any more, with what this pass saw happen.
+   * One whole pass, for tests and manual runs: fans out every waiting event (none while another process holds
+   * the write lock), sends every due delivery, and resolves when nothing is in flight any more, with what this
+   * pass saw happen.
    */
   async tick(): Promise<DispatchSummary> {
     if (this.stopped) return { events: 0, deliveriesCreated: 0, attempts: 0, delivered: 0, retried: 0, failed: 0 };
@@ -171,20 +173,21 @@ export class WebhookDispatcher {
     this.abandon.abort();
     await Promise.all([...this.inFlight.values()].map((f) => f.done));
     // Attempts not written yet (the store was locked) are written now, waiting for the lock the busy timeout.
-    this.flush();
+    this.flush(true);
   }
 
   /**
    * Turns up to one batch of outbox rows into deliveries, in one transaction, and returns how many rows it
    * handled. Each subscription that is active and subscribed to the kind when the row is fanned out gets one
    * delivery with its own id (the body's timestamp may be older: an imported report keeps its date); an event
-   * with a webhook id (a ping) goes to that subscription only. Rows nobody receives are deleted.
+   * with a webhook id (a ping) goes to that subscription only. Rows nobody receives are deleted. Returns 0 when
+   * another process holds the write lock: the next pass tries again.
    */
   fanOut(): number {
     // A plain read first: the timer calls this four times a second and must not take the write lock for nothing.
     if (!this.tables.hasUnfannedEvents()) return 0;
     const now = this.clock.now();
-    const result = inTransaction(this.store, () => {
+    const result = this.writeUnlessLocked(() => {
       const rows = this.tables.unfannedEvents(this.options.fanOutBatch);
       if (rows.length === 0) return { events: 0, deliveries: 0 };
       const subscriptions = this.tables.receivingSubscriptions().map((s) => ({ id: s.id, events: new Set(JSON.parse(s.events) as string[]) }));
@@ -209,6 +212,7 @@ export class WebhookDispatcher {
       if (unreceived.length > 0) dropEvents.run(JSON.stringify(unreceived));
       return { events: rows.length, deliveries };
     });
+    if (result === null) return 0;
     this.counters.events += result.events;
     this.counters.deliveriesCreated += result.deliveries;
     return result.events;
@@ -216,10 +220,21 @@ export class WebhookDispatcher {
 
   /**
    * Deletes delivered and failed deliveries (with their attempts) last changed before `cutoffMs`, and the outbox
-   * rows left without deliveries; at most one batch per call. Returns how many deliveries it removed.
+   * rows left without deliveries; at most one batch per call. Returns how many deliveries it removed, or null
+   * when another process holds the write lock.
    */
-  prune(cutoffMs: number): number {
-    return inTransaction(this.store, () => this.tables.pruneFinished(cutoffMs, PRUNE_BATCH));
+  prune(cutoffMs: number): number | null {
+    return this.writeUnlessLocked(() => this.tables.pruneFinished(cutoffMs, PRUNE_BATCH));
+  }
+
+  /** Runs `work` in a transaction now, or returns null without waiting when another process holds the write lock. */
+  private writeUnlessLocked<T>(work: () => T): T | null {
+    try {
+      return inTransactionIfUnlocked(this.store, work);
+    } catch (error) {
+      if (isBusyError(error)) return null;
+      throw error;
+    }
   }
 
   /** The timer's pass: never throws, never waits for a receiver. */
@@ -229,10 +244,7 @@ export class WebhookDispatcher {
       const handled = this.fanOut();
       if (handled === this.options.fanOutBatch) this.nudge();
       const now = this.clock.now();
-      if (now - this.lastPruneAt >= PRUNE_EVERY_MS) {
-        this.lastPruneAt = now;
-        this.prune(now - this.options.retentionMs);
-      }
+      if (now - this.lastPruneAt >= PRUNE_EVERY_MS && this.prune(now - this.options.retentionMs) !== null) this.lastPruneAt = now;
       this.launch();
     } catch (error) {
       this.options.log(`pass failed: ${describe(error)}`);
@@ -325,12 +337,15 @@ export class WebhookDispatcher {
     });
   }
 
-  /** Writes every finished attempt in one transaction, then frees their slots and fills them again. */
-  private flush(): void {
+  /**
+   * Writes every finished attempt in one transaction, then frees their slots and fills them again. Only the last
+   * one (`final`, at stop) waits for another process's write lock, for the busy timeout.
+   */
+  private flush(final = false): void {
     const batch = this.outcomes.splice(0, this.outcomes.length);
     if (batch.length === 0) return;
     try {
-      inTransaction(this.store, () => {
+      (final ? inTransaction : inTransactionIfUnlocked)(this.store, () => {
         const { updateDelivery: update, insertAttempt } = this.tables.attemptWriters();
         for (const o of batch) {
           const attempts = o.due.attempts + 1;

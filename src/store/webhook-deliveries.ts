@@ -84,8 +84,8 @@ export class DeliveryTables {
     return ids.length;
   }
 
-  /** Pending deliveries due at `nowMs`, oldest first, leaving out those in flight and saturated subscriptions. */
-  due(nowMs: number, inFlight: number[], saturatedWebhooks: number[], limit: number): DueDelivery[] {
+  /** Pending deliveries due at `nowMs`, oldest first, leaving out those in flight and the subscriptions named. */
+  due(nowMs: number, inFlight: number[], leftOutWebhooks: number[], limit: number): DueDelivery[] {
     return this.store.sqlite
       .query<DueDelivery, [number, string, string, number]>(
         `SELECT d.id AS rowId, d.delivery_id AS deliveryId, d.webhook_id AS webhookId, d.event AS event, d.body AS body,
@@ -97,7 +97,7 @@ export class DeliveryTables {
           ORDER BY d.next_attempt_at, d.id
           LIMIT ?`,
       )
-      .all(nowMs, JSON.stringify(inFlight), JSON.stringify(saturatedWebhooks), limit);
+      .all(nowMs, JSON.stringify(inFlight), JSON.stringify(leftOutWebhooks), limit);
   }
 
   /** The writers of finished attempts, inside their transaction. */

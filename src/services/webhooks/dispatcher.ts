@@ -3,11 +3,13 @@
 // on the retry schedule. Everything lives in the store, so a restart resumes with the same delivery ids.
 //
 // It never slows the API: requests run asynchronously, at most `maxInFlight` at once (and `maxInFlightPerWebhook`
-// per subscription, so one dead receiver cannot starve the others), each bounded by `timeoutMs`; attempt
-// results are written in small batched transactions, and no write waits for another process's write lock (a CLI
-// import holds it for seconds, and bun:sqlite would wait on the event loop): it is tried again at the next pass.
+// per subscription, shared out so that hung receivers cannot starve the others: delivery-slots.ts), each bounded
+// by `timeoutMs`; attempt results are written in small batched transactions, and no write waits for another
+// process's write lock (a CLI import holds it for seconds, and bun:sqlite would wait on the event loop): it is
+// tried again at the next pass.
 
 import { DeliveryTables, type DueDelivery } from "../../store/webhook-deliveries";
+import { DeliverySlots } from "./delivery-slots";
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../../domain/clock";
 import { isoTime } from "../../domain/clock";
@@ -83,7 +85,7 @@ export class WebhookDispatcher {
   private readonly clock: Clock;
   private readonly options: DispatcherOptions;
   private readonly inFlight = new Map<number, InFlight>();
-  private readonly inFlightPerWebhook = new Map<number, number>();
+  private readonly slots: DeliverySlots;
   private readonly outcomes: AttemptOutcome[] = [];
   private readonly abandon = new AbortController();
   private readonly counters: DispatchSummary = { events: 0, deliveriesCreated: 0, attempts: 0, delivered: 0, retried: 0, failed: 0 };
@@ -101,6 +103,7 @@ export class WebhookDispatcher {
     this.tables = new DeliveryTables(deps.store);
     this.clock = deps.clock;
     this.options = { ...DEFAULT_DISPATCHER_OPTIONS, ...options };
+    this.slots = new DeliverySlots(this.options);
   }
 
   /** Starts the background timer (the server does; CLI commands and tests that drive tick() do not). */
@@ -251,25 +254,27 @@ export class WebhookDispatcher {
     }
   }
 
-  /** Starts attempts for due deliveries until the concurrency limits are reached or nothing is due. */
+  /**
+   * Starts attempts for due deliveries until the slots are taken or nothing is due, in rounds of a growing share
+   * (delivery-slots.ts): each subscription's oldest due deliveries first, the subscriptions with the fewest
+   * attempts under way before the others.
+   */
   private launch(): void {
     if (this.stopped || performance.now() < this.pausedUntil) return;
-    const { maxInFlight, maxInFlightPerWebhook } = this.options;
-    // A few rounds at most: each one either starts something or marks a subscription as saturated.
-    for (let round = 0; round < maxInFlight + 2; round++) {
-      const free = maxInFlight - this.inFlight.size;
-      if (free <= 0) return;
-      const saturated = [...this.inFlightPerWebhook].filter(([, n]) => n >= maxInFlightPerWebhook).map(([id]) => id);
-      const due = this.tables.due(this.clock.now(), [...this.inFlight.keys()], saturated, free);
-      if (due.length === 0) return;
-      let started = 0;
-      for (const row of due) {
-        const perWebhook = this.inFlightPerWebhook.get(row.webhookId) ?? 0;
-        if (perWebhook >= maxInFlightPerWebhook || this.inFlight.size >= maxInFlight) continue;
-        this.begin(row);
-        started++;
+    for (let share = 1; share <= this.slots.largestShare; share++) {
+      // Each query starts at least its first row (the closed subscriptions are left out of it), or ends the round.
+      for (;;) {
+        if (this.slots.free <= 0) return;
+        const due = this.tables.due(this.clock.now(), [...this.inFlight.keys()], this.slots.closed(share), this.slots.free);
+        let started = 0;
+        for (const row of due) {
+          if (!this.slots.mayTake(row.webhookId, share)) continue;
+          this.begin(row);
+          started++;
+        }
+        if (started === 0) break;
       }
-      if (started === due.length) return; // all taken: the next round would only find what was not due before
+      if (!this.slots.anyHolding(share)) return; // nobody was held back by this share: a larger one finds nothing more
     }
   }
 
@@ -277,11 +282,12 @@ export class WebhookDispatcher {
     let settle!: () => void;
     const done = new Promise<void>((resolve) => (settle = resolve));
     this.inFlight.set(due.rowId, { webhookId: due.webhookId, done, settle });
-    this.inFlightPerWebhook.set(due.webhookId, (this.inFlightPerWebhook.get(due.webhookId) ?? 0) + 1);
+    this.slots.take(due.webhookId);
     this.counters.attempts++;
     void this.send(due).then((outcome) => {
       if (outcome === null) this.release(due.rowId);
       else {
+        this.slots.finished(due.webhookId, outcome.error === null);
         this.outcomes.push(outcome);
         this.scheduleFlush();
       }
@@ -386,9 +392,7 @@ export class WebhookDispatcher {
     const entry = this.inFlight.get(rowId);
     if (!entry) return;
     this.inFlight.delete(rowId);
-    const n = (this.inFlightPerWebhook.get(entry.webhookId) ?? 1) - 1;
-    if (n <= 0) this.inFlightPerWebhook.delete(entry.webhookId);
-    else this.inFlightPerWebhook.set(entry.webhookId, n);
+    this.slots.give(entry.webhookId);
     entry.settle();
   }
 }

@@ -359,6 +359,65 @@ describe("slow and dead receivers", () => {
     expect(hung.requests[4].receivedAt - hung.requests[3].receivedAt).toBeGreaterThanOrEqual(900);
   });
 
+  test("hung receivers' backlogs do not hold back a healthy subscriber's newer event: it gets a slot at once", async () => {
+    const user = addUser(store, "a@example.com");
+    const [hungA, hungB] = [receiver(never), receiver(never)];
+    webhooks.create(user, { url: hungA.url, events: ["ip.reported"], secret: SECRET });
+    webhooks.create(user, { url: hungB.url, events: ["ip.reported"], secret: SECRET });
+    for (let i = 1; i <= 8; i++) report(store, i);
+    const d = dispatcher({ timeoutMs: 2_000, maxInFlight: 8, maxInFlightPerWebhook: 4 });
+    d.fanOut();
+    // The healthy subscription's one delivery is the newest: last in line by age behind sixteen hung ones.
+    const whenHealthyGotIt: { recorded: number; inFlight: number }[] = [];
+    const healthy = receiver(() => {
+      whenHealthyGotIt.push({ recorded: store.db.select().from(deliveryAttempts).all().length, inFlight: d.inFlightCount });
+      return new Response("ok");
+    });
+    webhooks.create(user, { url: healthy.url, events: ["ip.reported"], secret: SECRET });
+    report(store, 9);
+
+    d.start();
+    await healthy.waitFor(1);
+
+    // It went out in the first wave, in one of the eight slots beside seven hung attempts, not after any of them
+    // timed out (before: after two rounds of timeouts, the two hung subscriptions holding all eight slots).
+    expect(whenHealthyGotIt).toEqual([{ recorded: 0, inFlight: 8 }]);
+  });
+
+  test("however many receivers hang, once they have failed they hold at most half the slots: a new event goes out at once", async () => {
+    const user = addUser(store, "a@example.com");
+    const hung = Array.from({ length: 9 }, () => receiver(never)); // more than the eight slots
+    for (const r of hung) webhooks.create(user, { url: r.url, events: ["ip.reported"], secret: SECRET });
+    // 54 first attempts, seconds of work for eight slots (the clock stands still: no retry comes due).
+    for (let i = 1; i <= 6; i++) report(store, i);
+    const recorded = () => store.db.select().from(deliveryAttempts).all().length;
+    const failedSubscriptions = () => new Set(deliveriesOf().filter((row) => row.lastError !== null).map((row) => row.webhookId)).size;
+    const whenHealthyGotIt: { recorded: number; inFlight: number }[] = [];
+    const healthy = receiver(() => {
+      whenHealthyGotIt.push({ recorded: recorded(), inFlight: d.inFlightCount });
+      return new Response("ok");
+    });
+    webhooks.create(user, { url: healthy.url, events: ["ip.verified"], secret: SECRET });
+    const d = dispatcher({ timeoutMs: 500, maxInFlight: 8, maxInFlightPerWebhook: 4 });
+
+    d.start();
+    // Every hung subscription's attempts have timed out once (in two waves: nine subscriptions, eight slots), and
+    // the last of them have been recorded (they time out within a few milliseconds of each other).
+    for (let i = 0; i < 200 && (failedSubscriptions() < 9 || d.inFlightCount > 4); i++) await Bun.sleep(10);
+    await Bun.sleep(100);
+    expect({ failed: failedSubscriptions(), inFlight: d.inFlightCount }).toEqual({ failed: 9, inFlight: 4 });
+    const before = recorded();
+    inTransaction(store, () =>
+      enqueueEvent(store, "ip.verified", { ip: "203.0.113.9", category: "SSH", confidence: 50, reporterId: 2, reportId: 7 }, clock.now()),
+    );
+    d.nudge();
+    await healthy.waitFor(1);
+
+    // It took one of the free slots at once, with no hung attempt timed out first (before: all eight slots hung,
+    // refilled as each timed out, and it waited for one).
+    expect(whenHealthyGotIt).toEqual([{ recorded: before, inFlight: 5 }]);
+  });
+
   test("no more than maxInFlight requests at once, and no more than maxInFlightPerWebhook per subscription", async () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
@@ -370,14 +429,16 @@ describe("slow and dead receivers", () => {
     const user = addUser(store, "a@example.com");
     webhooks.create(user, { url: busy.url, events: ["ip.reported"], secret: SECRET });
     webhooks.create(user, { url: r2.url, events: ["ip.verified"], secret: SECRET });
-    webhooks.create(user, { url: r3.url, events: ["ip.verified"], secret: SECRET });
-    // The busy subscription's ten deliveries come first in line; the cap still leaves room for the others.
+    const third = webhooks.create(user, { url: r3.url, events: ["threat.detected"], secret: SECRET });
+    // Ten deliveries for the busy subscription, three and one for the others: the slots left over by the others
+    // go to the busy one up to its cap.
     for (let i = 1; i <= 10; i++) report(store, i);
     for (let i = 11; i <= 13; i++) {
       inTransaction(store, () =>
         enqueueEvent(store, "ip.verified", { ip: "203.0.113.9", category: "SSH", confidence: 50, reporterId: 2, reportId: i }, clock.now()),
       );
     }
+    webhooks.ping(user, Number(third.id));
     const d = dispatcher({ maxInFlight: 8, maxInFlightPerWebhook: 4 });
 
     const ticking = d.tick();
@@ -388,8 +449,8 @@ describe("slow and dead receivers", () => {
     expect(d.inFlightCount).toBe(8);
     expect(busy.inProgress).toBe(4);
     release();
-    expect(await ticking).toMatchObject({ attempts: 16, delivered: 16 });
-    expect([busy, r2, r3].map((r) => r.requests.length)).toEqual([10, 3, 3]);
+    expect(await ticking).toMatchObject({ attempts: 14, delivered: 14 });
+    expect([busy, r2, r3].map((r) => r.requests.length)).toEqual([10, 3, 1]);
     expect(busy.maxInProgress).toBe(4);
   });
 });

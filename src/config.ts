@@ -3,7 +3,7 @@
 
 import { AppError } from "./domain/errors";
 import { DEFAULT_WINDOW_REPORTS } from "./domain/threat-window";
-import { resolveScoringParameters, type ScoringParameterOverrides, type ScoringParameters } from "./domain/scoring";
+import { MAX_SCORING_DAYS, resolveScoringParameters, type ScoringParameterOverrides, type ScoringParameters } from "./domain/scoring";
 
 export interface Config {
   host: string;
@@ -63,11 +63,15 @@ const asIntegerIn = (min: number, max: number, what: string) => (raw: string, na
   return n;
 };
 const asPort = asIntegerIn(0, 65535, "a port number 0-65535");
-const asPositiveNumber = (raw: string, name: string) => {
+/** A number greater than 0 and at most `max` (a bound far past any use that keeps the times computed finite). */
+const asPositiveUpTo = (max: number) => (raw: string, name: string) => {
   const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0) throw configError(`${name} must be a positive number, got "${raw}"`);
+  if (!Number.isFinite(n) || n <= 0 || n > max) throw configError(`${name} must be a number greater than 0 and at most ${max}, got "${raw}"`);
   return n;
 };
+/** A year of seconds: a longer-lived credential is an API key's job. */
+const asTokenLifetime = asPositiveUpTo(366 * 86_400);
+const asScoringDays = asPositiveUpTo(MAX_SCORING_DAYS);
 const asUrl = (raw: string, name: string) => {
   let url: URL;
   try {
@@ -78,10 +82,14 @@ const asUrl = (raw: string, name: string) => {
   if (url.protocol !== "http:" && url.protocol !== "https:") throw configError(`${name} must be an http or https URL, got "${raw}"`);
   return url.toString().replace(/\/$/, "");
 };
+/** The longest interval a timer takes (setInterval's delay is a signed 32-bit count of ms): 24 days. */
+const MAX_INTERVAL_SECONDS = 24 * 86_400;
 const asSeconds = (raw: string, name: string) => {
   const match = /^(\d+(?:\.\d+)?)(s|m|h)?$/.exec(raw.trim());
   const n = match ? Number(match[1]) * (match[2] === "m" ? 60 : match[2] === "h" ? 3600 : 1) : Number.NaN;
-  if (!Number.isFinite(n) || n < 1) throw configError(`${name} must be a duration of at least 1 s (60, 60s, 5m), got "${raw}"`);
+  if (!Number.isFinite(n) || n < 1 || n > MAX_INTERVAL_SECONDS) {
+    throw configError(`${name} must be a duration from 1 s to 24 days (60, 60s, 5m, 576h), got "${raw}"`);
+  }
   return n;
 };
 const asReportCount = asIntegerIn(1000, 100_000_000, "a whole number of reports from 1000 to 100000000");
@@ -112,14 +120,14 @@ export const OPTIONS: OptionSpec[] = [
   { key: "port", flag: "--port", env: "ABUSE_INTEL_PORT", help: "port to listen on (default 8080)", parse: asPort },
   { key: "dataDir", flag: "--data-dir", env: "ABUSE_INTEL_DATA_DIR", help: "data directory (default ./data)", parse: asString },
   { key: "jwtSecret", flag: "--jwt-secret", env: "ABUSE_INTEL_JWT_SECRET", help: "JWT signing secret (default: generated into <data-dir>/jwt-secret)", parse: asString },
-  { key: "jwtTtlSeconds", flag: "--jwt-ttl", env: "ABUSE_INTEL_JWT_TTL", help: "access token lifetime in seconds (default 3600)", parse: asPositiveNumber },
+  { key: "jwtTtlSeconds", flag: "--jwt-ttl", env: "ABUSE_INTEL_JWT_TTL", help: "access token lifetime in seconds (default 3600, at most a year)", parse: asTokenLifetime },
   { key: "adminEmail", flag: "--admin-email", env: "ABUSE_INTEL_ADMIN_EMAIL", help: "email of the first admin (default admin@localhost)", parse: asString },
   { key: "adminPassword", flag: "--admin-password", env: "ABUSE_INTEL_ADMIN_PASSWORD", help: "password of the first admin (default: random, printed once)", parse: asString },
   { key: "geoMmdb", flag: "--geo-mmdb", env: "ABUSE_INTEL_GEO_MMDB", help: "MaxMind-format database adding cities (GeoLite2-City, DB-IP City Lite)", parse: asString },
   { key: "snapshot", flag: "--snapshot", env: "ABUSE_INTEL_SNAPSHOT", help: "serve read-only from this snapshot file", parse: asString },
   { key: "apiKeys", flag: "--api-key", env: "ABUSE_INTEL_API_KEYS", help: "API key accepted by a snapshot server (repeatable; env: comma-separated)", parse: asString, repeatable: true },
-  { key: "retentionDays", flag: "--retention-days", env: "ABUSE_INTEL_RETENTION_DAYS", help: "days a report counts before it expires (default 365)", parse: asPositiveNumber },
-  { key: "halfLifeDays", flag: "--half-life-days", env: "ABUSE_INTEL_HALF_LIFE_DAYS", help: "half-life of a report's weight in days (default 30)", parse: asPositiveNumber },
+  { key: "retentionDays", flag: "--retention-days", env: "ABUSE_INTEL_RETENTION_DAYS", help: "days a report counts before it expires (default 365)", parse: asScoringDays },
+  { key: "halfLifeDays", flag: "--half-life-days", env: "ABUSE_INTEL_HALF_LIFE_DAYS", help: "half-life of a report's weight in days (default 30)", parse: asScoringDays },
   { key: "scoring", flag: "--scoring", env: "ABUSE_INTEL_SCORING", help: "scoring overrides as JSON: severityWeights, verifiedMultiplier, perReporterCap, scale, riskThresholds", parse: asScoring },
   { key: "syncMode", flag: "--sync", env: "ABUSE_INTEL_SYNC", help: "SQLite synchronous mode: full (default) or normal", parse: asSyncMode },
   { key: "accessLog", flag: "--access-log", env: "ABUSE_INTEL_ACCESS_LOG", help: "log every request to stderr", parse: asBoolean, boolean: true },

@@ -65,9 +65,17 @@ export interface ScoringParameterOverrides {
 const positiveFinite = (v: unknown): boolean => typeof v === "number" && Number.isFinite(v) && v > 0;
 
 /** What is wrong with a set of parameters, one entry per bad field; empty when they are usable. */
+/**
+ * The longest retention and half-life taken, in days (a century): far beyond any use, and small enough that the
+ * times computed from them stay finite (1e308 days made the rescore time's search never end).
+ */
+export const MAX_SCORING_DAYS = 36_500;
+
 export function scoringParameterProblems(p: ScoringParameters): FieldError[] {
   const problems: FieldError[] = [];
-  if (!positiveFinite(p.halfLifeDays)) problems.push({ field: "halfLifeDays", message: "must be a number greater than 0" });
+  if (!positiveFinite(p.halfLifeDays) || p.halfLifeDays > MAX_SCORING_DAYS) {
+    problems.push({ field: "halfLifeDays", message: `must be a number greater than 0 and at most ${MAX_SCORING_DAYS}` });
+  }
   for (const s of SEVERITIES) {
     const w = p.severityWeights?.[s];
     if (typeof w !== "number" || !Number.isFinite(w) || w < 0) {
@@ -77,8 +85,8 @@ export function scoringParameterProblems(p: ScoringParameters): FieldError[] {
   if (!positiveFinite(p.verifiedMultiplier)) problems.push({ field: "verifiedMultiplier", message: "must be a number greater than 0" });
   if (!positiveFinite(p.perReporterCap)) problems.push({ field: "perReporterCap", message: "must be a number greater than 0" });
   if (!positiveFinite(p.scale)) problems.push({ field: "scale", message: "must be a number greater than 0" });
-  if (typeof p.retentionDays !== "number" || !Number.isInteger(p.retentionDays) || p.retentionDays < 1) {
-    problems.push({ field: "retentionDays", message: "must be an integer of at least 1" });
+  if (typeof p.retentionDays !== "number" || !Number.isInteger(p.retentionDays) || p.retentionDays < 1 || p.retentionDays > MAX_SCORING_DAYS) {
+    problems.push({ field: "retentionDays", message: `must be an integer from 1 to ${MAX_SCORING_DAYS}` });
   }
   problems.push(...riskThresholdProblems(p.riskThresholds ?? ({} as RiskThresholds)));
   return problems;
@@ -279,6 +287,8 @@ export function nextRescoreDueMs(
   if (oldest === Number.POSITIVE_INFINITY) return null;
   // First whole millisecond at which the oldest report is past retention.
   const dropMs = Math.floor(oldest + params.retentionDays * DAY_MS) + 1;
+  // The search below halves a span of whole milliseconds: past 2^53 it would never end (nothing valid gets there).
+  if (!Number.isSafeInteger(dropMs)) return null;
   const valueAt = (t: number): number | RiskLevel => {
     const score = scoreFromWeight(cappedSum(sorted, t, params), params);
     return granularity === "score" ? score : riskLevelOf(score, params.riskThresholds);

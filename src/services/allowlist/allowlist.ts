@@ -24,7 +24,7 @@ export interface Allowlist {
   add(cidrText: string, note: string, actorUserId: number | null): AllowlistEntry;
   /** Removes by CIDR text or by id; false when there was no such entry. */
   remove(cidrOrId: string): boolean;
-  /** Re-reads the table (after another process changed it). */
+  /** Re-reads the table (after another process committed); announces a change only when the rows differ. */
   reload(): void;
   /** Called after every change made here. */
   onChange(listener: () => void): void;
@@ -53,15 +53,32 @@ export function createAllowlist(store: Store, clock: Clock): Allowlist {
   });
 
   const table = new AllowlistTable(store);
+  /** The rows the set was made from (id and CIDR of each): a reload that finds the same changes nothing. */
+  let loaded = "";
+  const rowsKey = (rows: readonly AllowlistRow[]) => rows.map((r) => `${r.id} ${r.cidr}`).join("\n");
 
-  function reload(): void {
+  /**
+   * Makes the set from the table; false when it holds what the set was made from. Another process's commit of
+   * anything (a CLI `user add`, even a read-only `check`) reloads the allowlist, and a change announced every
+   * time moved every blocklist's ETag, so firewalls downloaded whole unchanged lists again.
+   */
+  function reload(): boolean {
+    const rows = table.all();
+    const key = rowsKey(rows);
+    if (key === loaded) return false;
+    loaded = key;
     set.clear();
-    for (const row of table.all()) {
+    for (const row of rows) {
       const cidr = tryParseCidr(row.cidr);
       if (typeof cidr !== "string") set.add(cidr, row.id);
     }
+    return true;
   }
   reload();
+  const written = () => {
+    loaded = rowsKey(table.all());
+    changed();
+  };
 
   return {
     set,
@@ -76,7 +93,7 @@ export function createAllowlist(store: Store, clock: Clock): Allowlist {
       if (existing) throw new AppError("conflict", `${cidr.text} is already allowlisted`);
       const row = table.insert({ cidr: cidr.text, note, createdAt: clock.now(), createdBy: actorUserId });
       set.add(cidr, row.id);
-      changed();
+      written();
       return view(row);
     },
     remove(cidrOrId) {
@@ -87,12 +104,11 @@ export function createAllowlist(store: Store, clock: Clock): Allowlist {
       if (!row) return false;
       const cidr = tryParseCidr(row.cidr);
       if (typeof cidr !== "string") set.delete(cidr);
-      changed();
+      written();
       return true;
     },
     reload() {
-      reload();
-      changed();
+      if (reload()) changed();
     },
     onChange: (listener) => void listeners.add(listener),
   };

@@ -56,6 +56,11 @@ interface OptionSpec {
 }
 
 const asString = (raw: string) => raw;
+/** An address to listen on: never empty (Bun took "" as every interface and named it localhost). */
+const asHost = (raw: string, name: string) => {
+  if (raw.trim() === "") throw configError(`${name} must be an address to listen on (0.0.0.0, ::, 127.0.0.1, a name), got ""`);
+  return raw.trim();
+};
 /** A whole number from `min` to `max`; `what` describes it in the error ("a port number 0-65535"). */
 const asIntegerIn = (min: number, max: number, what: string) => (raw: string, name: string) => {
   const n = Number(raw);
@@ -116,7 +121,7 @@ const asScoring = (raw: string, name: string) => {
 const asBoolean = (raw: string) => raw !== "0" && raw.toLowerCase() !== "false" && raw !== "";
 
 export const OPTIONS: OptionSpec[] = [
-  { key: "host", flag: "--host", env: "ABUSE_INTEL_HOST", help: "address to listen on (default 0.0.0.0)", parse: asString },
+  { key: "host", flag: "--host", env: "ABUSE_INTEL_HOST", help: "address to listen on (default 0.0.0.0)", parse: asHost },
   { key: "port", flag: "--port", env: "ABUSE_INTEL_PORT", help: "port to listen on (default 8080)", parse: asPort },
   { key: "dataDir", flag: "--data-dir", env: "ABUSE_INTEL_DATA_DIR", help: "data directory (default ./data)", parse: asString },
   { key: "jwtSecret", flag: "--jwt-secret", env: "ABUSE_INTEL_JWT_SECRET", help: "JWT signing secret (default: generated into <data-dir>/jwt-secret)", parse: asString },

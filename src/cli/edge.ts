@@ -13,7 +13,7 @@ import { createSnapshotServices } from "../app/snapshot-services";
 import { createApp } from "../http/app";
 import { errorResponse } from "../http/errors";
 import { readOnlyRefusal } from "../http/read-only";
-import { handlerOptions } from "../http/server";
+import { handlerOptions, listeningUrl } from "../http/server";
 import type { CursorKeeper } from "../services/bouncers/bouncers";
 import { SnapshotFollower } from "../services/edge/follower";
 import type { Services } from "../services/services";
@@ -80,7 +80,7 @@ export async function serveEdge(config: Config): Promise<number> {
       }
     },
   });
-  console.log(`abuse-intel listening on http://${server.hostname}:${server.port} (edge following ${url})`);
+  console.log(`abuse-intel listening on ${listeningUrl(server)} (edge following ${url})`);
   if (await follower.resumeFromDisk()) console.error(`edge: serving the snapshot kept from before (made ${follower.state.snapshotCreatedAt}) until the next pull`);
   follower.start(config.followEverySeconds * 1000);
 

@@ -13,7 +13,7 @@ import { indexFilePath } from "../services/changes/persisted-index";
 import { createSnapshotServices } from "../app/snapshot-services";
 import { ensureInitialAdmin } from "../services/accounts/accounts";
 import { createApp } from "../http/app";
-import { listen } from "../http/server";
+import { listen, listeningUrl } from "../http/server";
 import { parseArgs } from "./args";
 import { claimDataDir, releaseDataDir } from "./data-dir-lock";
 import { verifySnapshot } from "../services/snapshots/export";
@@ -105,7 +105,7 @@ export const serveCommand: Command = {
       process.once("SIGTERM", shutdown);
     });
     const from = config.snapshot !== null ? `read-only snapshot ${config.snapshot}` : `data in ${config.dataDir}`;
-    console.log(`abuse-intel listening on http://${server.hostname}:${server.port} (${from})`);
+    console.log(`abuse-intel listening on ${listeningUrl(server)} (${from})`);
     // The merged geo table answers lookups of addresses nobody reported; built now rather than at the first one.
     setTimeout(() => services.enrichment.prepareOwnerRanges(), 0);
     // The scheduled jobs start once the API answers (services.stop() stops them); a snapshot server runs none.

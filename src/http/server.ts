@@ -23,6 +23,12 @@ export function handlerOptions(services: Services, app: App, extraRoutes: Record
   };
 }
 
+/** The URL a listener answers on, for the start line: an IPv6 address in brackets (`http://[::1]:8080`). */
+export function listeningUrl(server: Pick<Server<undefined>, "hostname" | "port">): string {
+  const host = server.hostname ?? "localhost";
+  return `http://${host.includes(":") ? `[${host}]` : host}:${server.port}`;
+}
+
 export function listen(services: Services, app: App, options: { hostname: string; port: number }): Server<undefined> {
   return Bun.serve({
     hostname: options.hostname,

@@ -158,7 +158,8 @@ async function keygenCommand(argv: string[]): Promise<number> {
   const args = parseArgs(argv, { values: ["--out"] });
   const prefix = flag(args, "--out") ?? args.positionals[0];
   if (prefix === undefined) throw new AppError("bad_request", "snapshot keygen needs --out PREFIX");
-  const { writeKeyPair } = await import("../services/snapshots/signing");
+  const [{ writeKeyPair }, { checkOutputPath }] = await Promise.all([import("../services/snapshots/signing"), import("./output-file")]);
+  checkOutputPath(`${prefix}.key`);
   const { privatePath, publicPath, keyId } = writeKeyPair(prefix);
   console.log(`wrote ${privatePath} (private, mode 0600: give it to snapshot export --sign-key)`);
   console.log(`wrote ${publicPath} (public: give it to snapshot verify --pubkey)`);

@@ -1,9 +1,10 @@
-// The files commands write where an operator names them (`snapshot export --out`, `backup --out`), each the real
-// CLI in its own process: a mistyped path never replaces the data directory's database or a file that is not the
-// command's own, and a path that cannot be written is refused (exit 2) with one line.
+// The files commands write where an operator names them (`snapshot export --out`, `backup --out`, `snapshot
+// keygen --out`), each the real CLI in its own process: a mistyped path never replaces the data directory's
+// database or a file that is not the command's own, and a path that cannot be written is refused (exit 2) with one
+// line.
 
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { cleanUp, cli, tempDir } from "../../support/cli-process";
 
@@ -76,4 +77,20 @@ describe("backup --out", () => {
     expectRefused(await cli(["backup", "--out", wal], { env }), "the data directory's own database");
     expect(existsSync(wal)).toBe(false);
   }, 20_000);
+});
+
+describe("snapshot keygen --out", () => {
+  test("a prefix in a missing directory, or one naming a directory, is refused with one line", async () => {
+    const keys = tempDir("keys");
+    expectRefused(await cli(["snapshot", "keygen", "--out", join(keys, "missing", "signing")]), "does not exist");
+    mkdirSync(join(keys, "dir.key"));
+    expectRefused(await cli(["snapshot", "keygen", "--out", join(keys, "dir")]), "is a directory");
+  });
+
+  test("refused because PREFIX.pub exists, it leaves no PREFIX.key behind", async () => {
+    const keys = tempDir("keys");
+    writeFileSync(join(keys, "signing.pub"), "someone else's\n");
+    expectRefused(await cli(["snapshot", "keygen", "--out", join(keys, "signing")]), "already exists");
+    expect(existsSync(join(keys, "signing.key"))).toBe(false);
+  });
 });

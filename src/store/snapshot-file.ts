@@ -3,7 +3,7 @@
 // exist in the main database, so the address readers serve both.
 
 import { Database } from "bun:sqlite";
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { AppError } from "../domain/errors";
 import { ADDRESS_ROW_COLUMNS, type AddressRow } from "./address-rows";
 import { META } from "./snapshot-format";
@@ -11,6 +11,7 @@ import { META } from "./snapshot-format";
 /** Opens a file as a snapshot (read-only), or fails saying why it is not one. */
 export function openSnapshotDatabase(file: string): Database {
   if (!existsSync(file)) throw new AppError("not_found", `${file} does not exist`);
+  if (statSync(file).isDirectory()) throw new AppError("bad_request", `${file} is a directory, not a snapshot file`);
   let db: Database;
   try {
     db = new Database(file, { readonly: true });

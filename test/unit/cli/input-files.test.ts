@@ -1,10 +1,10 @@
 // A directory given where a command reads a FILE (`import reports|blocklist FILE`, `check --snapshot FILE`,
-// `snapshot info FILE`), each the real CLI in its own process: refused (exit 2) with one line that names it as a
-// directory, not as a missing file (which sends the operator looking for a typo that is not there) nor with a raw
-// error.
+// `snapshot info FILE`, `restore FILE`), each the real CLI in its own process: refused (exit 2) with one line that
+// names it as a directory, not as a missing file (which sends the operator looking for a typo that is not there)
+// nor with a raw error.
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cleanUp, cli, tempDir } from "../../support/cli-process";
 
@@ -34,4 +34,9 @@ test("import blocklist and import reports", async () => {
 test("a snapshot to read", async () => {
   expectNamedAsADirectory(await cli(["check", "--snapshot", dir, "192.0.2.1"]));
   expectNamedAsADirectory(await cli(["snapshot", "info", dir]));
+}, 20_000);
+
+test("restore, which leaves the data directory it would have made uncreated", async () => {
+  expectNamedAsADirectory(await cli(["restore", dir], { env }));
+  expect(existsSync(env.ABUSE_INTEL_DATA_DIR)).toBe(false);
 }, 20_000);

@@ -3,7 +3,7 @@
 // back with the server stopped, after checking it, and changes nothing when it refuses.
 
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { resolveConfig } from "../config";
 import { AppError } from "../domain/errors";
 import { JWT_SECRET_FILE } from "../services/accounts/credentials";
@@ -12,6 +12,7 @@ import { databasePath, openStore } from "../store/database";
 import { flag, parseArgs } from "./args";
 import { DATA_DIR_HELP, type Command } from "./command";
 import { claimDataDir, releaseDataDir } from "./data-dir-lock";
+import { checkNotTheDatabase, checkOutputPath } from "./output-file";
 
 /** The data directory's files a backup carries besides the database. */
 const SECRET_FILES = [JWT_SECRET_FILE];
@@ -33,9 +34,10 @@ export const backupCommand: Command = {
     if (args.positionals.length > 0) throw new AppError("bad_request", `backup takes no arguments (got "${args.positionals[0]}")`);
     const out = flag(args, "--out");
     if (out === undefined || out === "") throw new AppError("bad_request", "--out FILE is required");
-    if (!existsSync(dirname(out) || ".")) throw new AppError("bad_request", `the directory of ${out} does not exist`);
-    if (existsSync(out)) throw new AppError("conflict", `${out} exists: choose another name (a backup never overwrites a file)`);
     const config = resolveConfig(args.flags);
+    checkOutputPath(out);
+    checkNotTheDatabase(out, config.dataDir);
+    if (existsSync(out)) throw new AppError("conflict", `${out} exists: choose another name (a backup never overwrites a file)`);
     if (!existsSync(databasePath(config.dataDir))) throw new AppError("not_found", `no database in ${config.dataDir}`);
     const store = openStore(config.dataDir, { sync: config.syncMode });
     try {

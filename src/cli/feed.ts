@@ -2,6 +2,7 @@
 // on the local data directory. A running server picks a new or removed feed up within 2 seconds and runs its
 // timer; these commands refresh once by themselves (`add` and `refresh`).
 
+import { resolve } from "node:path";
 import { resolveConfig } from "../config";
 import { systemClock } from "../domain/clock";
 import { AppError } from "../domain/errors";
@@ -18,7 +19,8 @@ const HELP = [
   "  feed add NAME (--url URL | --file PATH) --category C [--severity N] [--schedule CRON]",
   "      a feed refreshed from a URL (with If-None-Match / If-Modified-Since) or a file (a mounted share); each",
   "      refresh replaces its entries; refreshed once now. --schedule takes a croner pattern in UTC, seconds as a",
-  "      sixth field allowed (default hourly: '0 * * * *'). --severity 1-5, default 4.",
+  "      sixth field allowed (default hourly: '0 * * * *'). --severity 1-5, default 4. A relative --file PATH is",
+  "      stored as the absolute path it names from here, so the server finds it from its own directory.",
   "  feed list [--json]      each feed with its entries, last refresh and last error",
   "  feed remove NAME        remove a feed and its listings",
   "  feed refresh NAME       refresh a scheduled feed now",
@@ -51,7 +53,7 @@ export const feedCommand: Command = {
         const definition = parseFeedDefinition({
           name: args.positionals[0],
           url: flag(args, "--url"),
-          file: flag(args, "--file"),
+          file: absolutePath(flag(args, "--file")),
           category: flag(args, "--category"),
           severity: flag(args, "--severity"),
           schedule: flag(args, "--schedule"),
@@ -100,3 +102,8 @@ export const feedCommand: Command = {
     }
   },
 };
+
+/** The path as the operator meant it, from the shell they typed it in: the server refreshes from elsewhere. */
+function absolutePath(path: string | undefined): string | undefined {
+  return path === undefined || path === "" ? path : resolve(path);
+}

@@ -14,6 +14,7 @@ import { parseCategory } from "../domain/categories";
 import { parseFeedName, parseFeedSeverity } from "../domain/feeds";
 import { createFeedServices, scorerWithStoredListings } from "../app/feed-services";
 import { DATA_DIR_HELP, type Command, SCORING_FLAGS, SCORING_HELP } from "./command";
+import { inputFile } from "./input-file";
 import { type ProgressBar, progressBar } from "./progress";
 
 const PARSE_ON_A_WORKER_FROM_BYTES = 8 * 1024 * 1024;
@@ -101,7 +102,7 @@ async function importReportsCommand(argv: string[]): Promise<number> {
   const params = scoringParametersOf(config);
 
   const file = args.positionals[0];
-  const input = file === "-" ? { stream: Bun.stdin.stream(), size: null } : await openFile(file);
+  const input = file === "-" ? { stream: Bun.stdin.stream(), size: null } : openFile(file);
 
   const store = openStore(config.dataDir, { sync: config.syncMode });
   try {
@@ -144,9 +145,8 @@ async function importReportsCommand(argv: string[]): Promise<number> {
   }
 }
 
-async function openFile(path: string): Promise<{ stream: ReadableStream<Uint8Array>; size: number }> {
-  const file = Bun.file(path);
-  if (!(await file.exists())) throw new AppError("not_found", `no such file: ${path}`);
+function openFile(path: string): { stream: ReadableStream<Uint8Array>; size: number } {
+  const file = inputFile(path);
   return { stream: file.stream(), size: file.size };
 }
 
@@ -189,12 +189,6 @@ function importProgress(size: number | null, read: { bytes: number }) {
   };
 }
 
-async function readFile(path: string): Promise<string> {
-  const file = Bun.file(path);
-  if (!(await file.exists())) throw new AppError("not_found", `no such file: ${path}`);
-  return file.text();
-}
-
 async function importBlocklistCommand(argv: string[]): Promise<number> {
   const args = parseArgs(argv, { values: ["--source", "--category", "--severity", ...CONFIG_FLAGS], switches: ["--replace"] });
   if (args.positionals.length !== 1) throw new AppError("bad_request", "import blocklist takes one FILE (or - for stdin)");
@@ -203,7 +197,7 @@ async function importBlocklistCommand(argv: string[]): Promise<number> {
   const severity = parseFeedSeverity(flag(args, "--severity"), "--severity");
   const config = resolveConfig(args.flags);
   const file = args.positionals[0];
-  const text = file === "-" ? await Bun.stdin.text() : await readFile(file);
+  const text = file === "-" ? await Bun.stdin.text() : await inputFile(file).text();
 
   const store = openStore(config.dataDir, { sync: config.syncMode });
   try {

@@ -12,7 +12,8 @@ const HELP = [
   "  snapshot export --out FILE [--sign-key KEYFILE]",
   "      Writes one SQLite file with what lookups and blocklists need (addresses with scores, allowlist,",
   "      enrichment ranges, threats, listed networks, the pre-built index) and never users, keys, webhooks,",
-  "      emails or report texts. Safe while the server runs: the data is read in one transaction.",
+  "      emails or report texts. Safe while the server runs: the data is read in one transaction. FILE may be an",
+  "      earlier snapshot (it is replaced), never another existing file or the data directory's database.",
   "  snapshot info FILE [--json]",
   "      What the snapshot holds: creation time, source instance, counts, scoring, hash, signature.",
   "  snapshot verify FILE [--pubkey KEYFILE] [--json]",
@@ -61,12 +62,19 @@ async function exportCommand(argv: string[]): Promise<number> {
   const out = flag(args, "--out");
   if (out === undefined) throw new AppError("bad_request", "snapshot export needs --out FILE");
   const config = resolveConfig(args.flags);
-  const [{ exportSnapshot }, { openEnrichment }, { databasePath, openStore }, { existsSync }] = await Promise.all([
+  const [{ exportSnapshot }, { openEnrichment }, { databasePath, openStore }, { existsSync }, { isSnapshotFile }, { checkNotTheDatabase, checkOutputPath }] = await Promise.all([
     import("../services/snapshots/export"),
     import("../services/enrichment/enrichment"),
     import("../store/database"),
     import("node:fs"),
+    import("../store/snapshot-file"),
+    import("./output-file"),
   ]);
+  checkOutputPath(out);
+  checkNotTheDatabase(out, config.dataDir);
+  // A snapshot may replace the previous one under the same name (a daily export to latest.sqlite); anything else is
+  // left alone, as a backup leaves every existing file.
+  if (existsSync(out) && !isSnapshotFile(out)) throw new AppError("conflict", `${out} exists and is not a snapshot: choose another name`);
   if (!existsSync(databasePath(config.dataDir))) throw new AppError("not_found", `no database in ${config.dataDir} (give --data-dir)`);
   const store = openStore(config.dataDir, { sync: config.syncMode });
   try {
@@ -150,7 +158,8 @@ async function keygenCommand(argv: string[]): Promise<number> {
   const args = parseArgs(argv, { values: ["--out"] });
   const prefix = flag(args, "--out") ?? args.positionals[0];
   if (prefix === undefined) throw new AppError("bad_request", "snapshot keygen needs --out PREFIX");
-  const { writeKeyPair } = await import("../services/snapshots/signing");
+  const [{ writeKeyPair }, { checkOutputPath }] = await Promise.all([import("../services/snapshots/signing"), import("./output-file")]);
+  checkOutputPath(`${prefix}.key`);
   const { privatePath, publicPath, keyId } = writeKeyPair(prefix);
   console.log(`wrote ${privatePath} (private, mode 0600: give it to snapshot export --sign-key)`);
   console.log(`wrote ${publicPath} (public: give it to snapshot verify --pubkey)`);

@@ -2,6 +2,7 @@
 // listed network carries in the index. A listing counts like a verified report of the feed's severity from the
 // reporter `feed:NAME`, at full weight while the feed lists it (see ScoredReport.listed).
 
+import { isAbsolute } from "node:path";
 import type { Category } from "./categories";
 import { AppError, validationFailed } from "./errors";
 import { type ScoredReport, type ScoringParameters, type Severity, scoreReports } from "./scoring";
@@ -57,7 +58,11 @@ export function scoreListings(listings: readonly Listing[], nowMs: number, param
   return { reputationScore: score.reputationScore, listings: score.totalReports, categoriesMask: score.categoriesMask, lastListedMs: last };
 }
 
-/** A scheduled feed's source: exactly one of a URL (http or https) and a file path. */
+/**
+ * A scheduled feed's source: exactly one of a URL (http or https) and an absolute file path. A relative path would
+ * be read against the working directory of whichever process refreshes the feed (the server's is not the shell's
+ * that added it), so the CLI resolves it first and the API refuses it.
+ */
 export function parseFeedSource(url: unknown, filePath: unknown): { url: string | null; filePath: string | null } {
   const hasUrl = url !== undefined && url !== null && url !== "";
   const hasFile = filePath !== undefined && filePath !== null && filePath !== "";
@@ -75,5 +80,6 @@ export function parseFeedSource(url: unknown, filePath: unknown): { url: string 
     return { url: parsed.toString(), filePath: null };
   }
   if (typeof filePath !== "string" || filePath.includes("\0")) throw validationFailed([{ field: "file", message: "file must be a path" }]);
+  if (!isAbsolute(filePath)) throw validationFailed([{ field: "file", message: `file must be an absolute path (the server does not read "${filePath}" from the caller's directory)` }]);
   return { url: null, filePath };
 }

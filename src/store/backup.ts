@@ -9,7 +9,7 @@
 // bit flipped inside a row passes SQLite's integrity_check (an argon2 hash, a score); it does not pass this.
 
 import { Database } from "bun:sqlite";
-import { chmodSync, closeSync, existsSync, fsyncSync, openSync, readSync, renameSync, rmSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, fsyncSync, openSync, readSync, renameSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { fileProblem, integrityProblems, missingTables } from "./database-checks";
@@ -68,6 +68,10 @@ export function checkBackup(path: string): BackupCheck {
   const result: BackupCheck = { problems: [], migrations: 0, files: [] };
   if (!existsSync(path)) {
     result.problems.push(`${path} does not exist`);
+    return result;
+  }
+  if (statSync(path).isDirectory()) {
+    result.problems.push(`${path} is a directory, not a backup file`);
     return result;
   }
   const problem = fileProblem(path);

@@ -3,13 +3,15 @@
 // exist in the main database, so the address readers serve both.
 
 import { Database } from "bun:sqlite";
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { AppError } from "../domain/errors";
 import { ADDRESS_ROW_COLUMNS, type AddressRow } from "./address-rows";
+import { META } from "./snapshot-format";
 
 /** Opens a file as a snapshot (read-only), or fails saying why it is not one. */
 export function openSnapshotDatabase(file: string): Database {
   if (!existsSync(file)) throw new AppError("not_found", `${file} does not exist`);
+  if (statSync(file).isDirectory()) throw new AppError("bad_request", `${file} is a directory, not a snapshot file`);
   let db: Database;
   try {
     db = new Database(file, { readonly: true });
@@ -18,6 +20,22 @@ export function openSnapshotDatabase(file: string): Database {
     throw new AppError("bad_request", `${file} is not an abuse-intel snapshot: ${(error as Error).message}`);
   }
   return db;
+}
+
+/**
+ * Whether `file` is an abuse-intel snapshot: its `meta` table names a format version. The data directory's own
+ * database has a `meta` table too, without that key.
+ */
+export function isSnapshotFile(file: string): boolean {
+  let db: Database | null = null;
+  try {
+    db = new Database(file, { readonly: true });
+    return db.query("SELECT 1 FROM meta WHERE key = ?").get(META.formatVersion) !== null;
+  } catch {
+    return false;
+  } finally {
+    db?.close();
+  }
 }
 
 /** SQLite's full integrity check with a big page cache (about a second per million addresses): [] when ok. */

@@ -276,9 +276,13 @@ describe("scheduled feeds (GET/POST/DELETE /v1/admin/feeds)", () => {
     expect((await detail("2.56.193.1")).networks).toEqual([{ cidr: "2.56.192.0/22", source: "edrop", category: "SPAM" }]);
   });
 
-  test("bad definitions: no source, two sources, a bad schedule, a bad URL", async () => {
+  test("bad definitions: no source, two sources, a relative file path, a bad schedule, a bad URL", async () => {
     const post = (json: Record<string, unknown>) => h.call("POST", "/v1/admin/feeds", { headers: admin.jwt, json: { name: "bad", category: "SPAM", ...json } });
     expect((await post({})).status).toBe(400);
+    // The server would read it against its own working directory, not the caller's.
+    const relative = await post({ file: "lists/drop.txt" });
+    expect(relative.status).toBe(400);
+    expect(((await bodyOf(relative)) as { details: { field: string }[] }).details.map((d) => d.field)).toEqual(["file"]);
     expect((await post({ url: url(), file: "/tmp/x" })).status).toBe(400);
     expect((await post({ url: url(), schedule: "every day" })).status).toBe(400);
     expect((await post({ url: "ftp://example.test/x" })).status).toBe(400);

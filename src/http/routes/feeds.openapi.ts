@@ -16,7 +16,7 @@ export const feedsPaths: Record<string, Record<string, Operation>> = {
           {
             name: str(undefined, { pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$" }),
             url: str("http or https; or give file.", { format: "uri" }),
-            file: str("A path on the appliance (a mounted share); or give url."),
+            file: str("An absolute path on the appliance (a mounted share); or give url."),
             category: ref("Category"),
             severity: int("Default 4.", { minimum: 1, maximum: 5 }),
             schedule: str("croner pattern, UTC; default hourly (`0 * * * *`)."),

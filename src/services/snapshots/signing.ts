@@ -3,7 +3,7 @@
 // base64 of the raw 32-byte key or of its DER form, so a key can be passed around as one line.
 
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from "node:crypto";
-import { chmodSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { AppError } from "../../domain/errors";
 
 export const SIGNATURE_ALGORITHM = "ed25519";
@@ -28,15 +28,19 @@ export function generateKeyPair(): KeyPairPem {
   };
 }
 
-/** Writes PREFIX.key (mode 0600) and PREFIX.pub; refuses to overwrite either. */
+/** Writes PREFIX.key (mode 0600) and PREFIX.pub; refuses to overwrite either, and then leaves neither behind. */
 export function writeKeyPair(prefix: string, pair: KeyPairPem = generateKeyPair()): { privatePath: string; publicPath: string; keyId: string } {
   const privatePath = `${prefix}.key`;
   const publicPath = `${prefix}.pub`;
+  let wrotePrivate = false;
   try {
     writeFileSync(privatePath, pair.privateKeyPem, { mode: 0o600, flag: "wx" });
+    wrotePrivate = true;
     chmodSync(privatePath, 0o600);
     writeFileSync(publicPath, pair.publicKeyPem, { mode: 0o644, flag: "wx" });
   } catch (error) {
+    // A private key without its public half would only make the next try with this prefix fail.
+    if (wrotePrivate) rmSync(privatePath, { force: true });
     if ((error as NodeJS.ErrnoException).code === "EEXIST") {
       throw new AppError("conflict", `${(error as NodeJS.ErrnoException).path ?? prefix} already exists; choose another --out prefix`);
     }

@@ -10,7 +10,7 @@ import { lastRunOf, recordRun } from "../store/job-runs";
 import { Cron } from "croner";
 import { type Clock, isoTime } from "../domain/clock";
 import { AppError } from "../domain/errors";
-import type { Store } from "../store/database";
+import { type Store, writeLockHeldElsewhere } from "../store/database";
 import type { JobStatus, Scheduler } from "../services/scheduled-jobs";
 
 export type { JobStatus, Scheduler };
@@ -43,6 +43,8 @@ export interface SchedulerOptions {
 
 /** A missed run is made up at start only when the next scheduled one is further away than this. */
 const CATCH_UP_UNLESS_NEXT_WITHIN_MS = 5 * 60_000;
+/** How often a scheduled run waiting for another process's write lock looks again. */
+const LOCK_RECHECK_MS = 250;
 
 export function createScheduler(options: SchedulerOptions): Scheduler {
   const { clock, store } = options;
@@ -89,6 +91,10 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   function execute(job: Job, scheduled: boolean): Promise<void> | null {
     if (running.has(job.name)) return null;
     const done = (async () => {
+      // Another process holding the write lock (an import, for minutes): a scheduled run's first write would hold
+      // the event loop for the busy timeout (every request with it), so the run waits for the lock, between
+      // requests, and starts when it is free. A run by hand goes ahead: someone asked for it now.
+      while (scheduled && writeLockHeldElsewhere(store)) await Bun.sleep(LOCK_RECHECK_MS);
       const startedAt = clock.now();
       const started = performance.now();
       let lastError: string | null = null;

@@ -184,6 +184,21 @@ export function writeIfUnlocked(store: Store, work: () => void): boolean {
 }
 
 /** Runs `work` with the connection's busy timeout at 0, then puts the timeout back. */
+/**
+ * Whether another connection holds the write lock now, asked without waiting (an empty IMMEDIATE transaction,
+ * rolled back). Call with no transaction of this connection open.
+ */
+export function writeLockHeldElsewhere(store: Store): boolean {
+  try {
+    withoutBusyWait(store.sqlite, () => store.sqlite.exec("BEGIN IMMEDIATE"));
+  } catch (error) {
+    if (isBusyError(error)) return true;
+    throw error;
+  }
+  store.sqlite.exec("ROLLBACK");
+  return false;
+}
+
 function withoutBusyWait<T>(sqlite: Database, work: () => T): T {
   const { timeout } = sqlite.query("PRAGMA busy_timeout").get() as { timeout: number };
   sqlite.exec("PRAGMA busy_timeout = 0");

@@ -20,10 +20,10 @@ afterAll(() => {
 });
 
 /** `serve` on a new data directory, once it listens: its URL, the first admin's API key, its stderr. */
-async function startServe() {
+async function startServe(extraArgs: string[] = []) {
   const dir = mkdtempSync(join(tmpdir(), "abuse-intel-serve-lock-"));
   dirs.push(dir);
-  const proc = Bun.spawn([process.execPath, MAIN, "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", dir], { stdout: "pipe", stderr: "pipe", env: { ...process.env, ABUSE_INTEL_DATA_DIR: "" } });
+  const proc = Bun.spawn([process.execPath, MAIN, "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", dir, ...extraArgs], { stdout: "pipe", stderr: "pipe", env: { ...process.env, ABUSE_INTEL_DATA_DIR: "" } });
   const stderr = new Response(proc.stderr).text();
   const reader = proc.stdout.getReader();
   let out = "";
@@ -122,4 +122,37 @@ test("SIGTERM while reports wait for the lock: each client hears 200 (stored) or
     if (proc.exitCode === null) proc.kill("SIGKILL");
     await proc.exited;
   }
+}, 30_000);
+
+test("scheduled jobs wait for the lock between requests: verify and detect-threats every second do not stall lookups", async () => {
+  const { proc, url, key, stderr, database } = await startServe(["--schedule", "verify=* * * * * *", "--schedule", "detect-threats=* * * * * *"]);
+  try {
+    const other = new Database(database);
+    other.exec("PRAGMA busy_timeout = 5000");
+    other.exec("BEGIN IMMEDIATE");
+    const latencies: number[] = [];
+    const end = performance.now() + 3_000;
+    while (performance.now() < end) {
+      const started = performance.now();
+      const res = await fetch(`${url}/v1/ip/203.0.113.9/reputation`, { headers: { "x-api-key": key } });
+      await res.arrayBuffer();
+      latencies.push(performance.now() - started);
+      await Bun.sleep(10);
+    }
+    const lockFreedAt = Date.now();
+    other.exec("COMMIT");
+    // Each job's first write waited out the 200 ms busy timeout on the event loop, once a second.
+    expect(Math.max(...latencies)).toBeLessThan(150);
+    // And they run once the lock is free, without an error.
+    const verifyRun = () => other.query("SELECT last_run_at AS at, last_error AS error FROM job_runs WHERE name = 'verify'").get() as { at: number; error: string | null } | null;
+    const deadline = Date.now() + 5_000;
+    while (!((verifyRun()?.at ?? 0) >= lockFreedAt - 1_000) && Date.now() < deadline) await Bun.sleep(100);
+    expect(verifyRun()).toEqual({ at: expect.any(Number), error: null });
+    expect(verifyRun()!.at).toBeGreaterThanOrEqual(lockFreedAt - 1_000);
+    other.close();
+  } finally {
+    proc.kill("SIGTERM");
+    await proc.exited;
+  }
+  expect(await stderr).not.toContain("SQLITE_BUSY");
 }, 30_000);

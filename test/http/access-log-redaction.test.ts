@@ -2,9 +2,10 @@
 // reads parameters through URLSearchParams, which decodes their names, so `?%6Bey=<key>` authenticates like
 // `?key=<key>` and must be redacted like it (the redaction used to match the literal text `key=` only).
 
-import { afterEach, expect, spyOn, test } from "bun:test";
+import { afterEach, expect, test } from "bun:test";
 import { addUser } from "../support/accounts";
 import { createHarness, type Harness } from "../support/harness";
+import { writtenToStderr } from "../support/stderr";
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -15,17 +16,10 @@ afterEach(async () => {
 test("a key sent as ?%6Bey= (or ?ke%79=) authenticates and is redacted from the access log like ?key=", async () => {
   h = await createHarness({ accessLog: true });
   const user = await addUser(h, { tier: "enterprise" });
-  const written: string[] = [];
-  const spy = spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => {
-    written.push(String(chunk));
-    return true;
-  });
   const statuses: number[] = [];
-  try {
+  const written = await writtenToStderr(async () => {
     for (const name of ["key", "%6Bey", "ke%79"]) statuses.push((await h!.call("GET", `/api/v2/check?ipAddress=198.51.100.7&${name}=${user.key}`)).status);
-  } finally {
-    spy.mockRestore();
-  }
+  });
   // All three are the same credential to the server...
   expect(statuses).toEqual([200, 200, 200]);
   const lines = written.filter((l) => l.includes("/api/v2/check"));

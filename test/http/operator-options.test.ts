@@ -4,6 +4,7 @@
 import { afterEach, describe, expect, spyOn, test } from "bun:test";
 import { addUser } from "../support/accounts";
 import { createHarness, type Harness } from "../support/harness";
+import { writtenToStderr } from "../support/stderr";
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -25,18 +26,11 @@ describe("--access-log", () => {
   test("one line per request on stderr with method, path, status and duration", async () => {
     h = await createHarness({ accessLog: true });
     const user = await addUser(h, { tier: "enterprise" });
-    const written: string[] = [];
-    const spy = spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => {
-      written.push(String(chunk));
-      return true;
+    const written = await writtenToStderr(async () => {
+      await h!.call("GET", "/v1/ip/8.8.8.8/reputation", { headers: user.apiKey });
+      await h!.call("GET", "/v1/ip/not-an-ip/reputation", { headers: user.apiKey });
+      await h!.call("GET", `/v1/ip/8.8.4.4?key=${user.key}&x=1`);
     });
-    try {
-      await h.call("GET", "/v1/ip/8.8.8.8/reputation", { headers: user.apiKey });
-      await h.call("GET", "/v1/ip/not-an-ip/reputation", { headers: user.apiKey });
-      await h.call("GET", `/v1/ip/8.8.4.4?key=${user.key}&x=1`);
-    } finally {
-      spy.mockRestore();
-    }
     const lines = written.filter((l) => l.includes(" /v1/ip/"));
     expect(lines).toHaveLength(3);
     expect(lines[2]).toContain("/v1/ip/8.8.4.4?key=[redacted]&x=1 401");

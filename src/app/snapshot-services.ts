@@ -54,6 +54,10 @@ export class StaticKeyCredentials extends Credentials {
     return this.hashes.has(digest(key)) ? STATIC_PRINCIPAL : null;
   }
 
+  override byDecisionsKey(key: string): Principal | null {
+    return this.byApiKey(key);
+  }
+
   /** No accounts here: no token of any kind is anyone's. */
   protected override byToken(): Principal | null {
     return null;

@@ -16,5 +16,12 @@ export interface Principal {
   apiKeyId: number | null;
 }
 
+/**
+ * The account that holds the bouncers' keys (`abuse-intel bouncer add`). Its keys pull decisions (the CrowdSec
+ * routes) and nothing else: they sit in firewalls' configuration files, and one taken from there must not report
+ * addresses or use the API at an enterprise account's unlimited budget.
+ */
+export const BOUNCER_ACCOUNT = "bouncers@abuse-intel.local";
+
 /** What a route requires: any credential, a user JWT, or a user JWT of an admin. */
 export type AuthLevel = "key" | "user" | "admin";

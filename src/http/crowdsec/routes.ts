@@ -33,7 +33,7 @@ export function crowdsecRoutes(services: Services) {
 
   function principalOf(request: Request): Principal | null {
     const key = request.headers.get("x-api-key");
-    return key === null || key.trim() === "" ? null : services.credentials.byApiKey(key.trim());
+    return key === null || key.trim() === "" ? null : services.credentials.byDecisionsKey(key.trim());
   }
 
   /** Counts and logs an answer; an unexpected failure becomes LAPI's 500 body, never a stack. */

@@ -10,7 +10,7 @@ import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Clock } from "../../domain/clock";
 import { AppError } from "../../domain/errors";
-import type { Principal } from "../../domain/principal";
+import { BOUNCER_ACCOUNT, type Principal } from "../../domain/principal";
 import type { Accounts, User } from "./accounts";
 import { API_KEY_PREFIX, API_KEY_RANDOM_LENGTH, LAST_USED_RESOLUTION_MS, type ApiKeys } from "./api-keys";
 import type { LoginThrottle } from "./login-throttle";
@@ -44,6 +44,8 @@ export interface AccessToken {
 interface KeyEntry {
   keyId: number;
   principal: Principal;
+  /** A bouncer's key (BOUNCER_ACCOUNT's): it pulls decisions only (byDecisionsKey). */
+  decisionsOnly: boolean;
   /** When this key's use was last noted for lastUsedAt (ms), so a busy key is noted once a minute. */
   touchedAt: number;
 }
@@ -126,6 +128,7 @@ export class Credentials {
       keys.set(hash, {
         keyId: key.id,
         principal: principalOf(user, "api_key", key.id),
+        decisionsOnly: user.email === BOUNCER_ACCOUNT,
         touchedAt: Math.max(key.lastUsedAt ?? -Infinity, previous?.touchedAt ?? -Infinity),
       });
     }
@@ -134,8 +137,22 @@ export class Credentials {
     this.tokensValidFrom = this.deps.accounts.tokensValidFrom();
   }
 
-  /** The principal of an API key, or null when it is unknown, revoked, or its account disabled. */
+  /**
+   * The principal of an API key, or null when it is unknown, revoked, its account disabled, or a bouncer's (which
+   * only pulls decisions: byDecisionsKey).
+   */
   byApiKey(key: string): Principal | null {
+    const entry = this.keyEntry(key);
+    return entry === null || entry.decisionsOnly ? null : this.used(entry);
+  }
+
+  /** The principal of an API key on the routes that serve decisions to bouncers: any key, a bouncer's too. */
+  byDecisionsKey(key: string): Principal | null {
+    const entry = this.keyEntry(key);
+    return entry === null ? null : this.used(entry);
+  }
+
+  private keyEntry(key: string): KeyEntry | null {
     if (key.length !== API_KEY_LENGTH) return null;
     let hash = this.keyHashes.get(key);
     if (hash === undefined) {
@@ -145,7 +162,11 @@ export class Credentials {
     }
     let entry = this.keysByHash.get(hash);
     if (entry === undefined && this.deps.catchUp?.()) entry = this.keysByHash.get(hash);
-    if (entry === undefined) return null;
+    return entry ?? null;
+  }
+
+  /** The key's principal, its use noted (lastUsedAt, at most once a minute). */
+  private used(entry: KeyEntry): Principal {
     const now = this.deps.clock.now();
     if (now - entry.touchedAt >= LAST_USED_RESOLUTION_MS) {
       entry.touchedAt = now;

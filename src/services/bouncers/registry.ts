@@ -12,8 +12,8 @@ import { inTransaction, type Store } from "../../store/database";
 import type { Accounts } from "../accounts/accounts";
 import type { ApiKeys } from "../accounts/api-keys";
 import { hashPassword } from "../accounts/passwords";
+import { BOUNCER_ACCOUNT } from "../../domain/principal";
 
-export const BOUNCER_ACCOUNT = "bouncers@abuse-intel.local";
 export const BOUNCER_MODES: readonly BouncerMode[] = ["nftables", "ipset", "iptables"];
 
 export interface BouncerView {

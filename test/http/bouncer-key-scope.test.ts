@@ -32,7 +32,7 @@ test.each([
   ["GET", "/v1/ip/blocklist?format=txt"],
   ["GET", "/api/v2/check?ipAddress=198.51.100.7"],
 ])("%s %s with it is refused (401)", async (method, path) => {
-  const headers = path.startsWith("/api/v2") ? { key: bouncerKey } : { "x-api-key": bouncerKey };
+  const headers: Record<string, string> = path.startsWith("/api/v2") ? { key: bouncerKey } : { "x-api-key": bouncerKey };
   expect((await h.call(method, path, { headers })).status).toBe(401);
 });
 

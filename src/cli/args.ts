@@ -31,7 +31,7 @@ export function parseArgs(argv: string[], spec: ArgSpec): ParsedArgs {
       const eq = arg.indexOf("=");
       const name = eq > 0 ? arg.slice(0, eq) : arg;
       if (switches.has(name)) {
-        add(name, eq > 0 ? arg.slice(eq + 1) : "true");
+        add(name, eq > 0 ? switchValue(name, arg.slice(eq + 1)) : "true");
       } else if (values.has(name)) {
         const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
         if (value === undefined) throw new AppError("bad_request", `${name} needs a value`);
@@ -44,6 +44,17 @@ export function parseArgs(argv: string[], spec: ArgSpec): ParsedArgs {
     }
   }
   return { positionals, flags };
+}
+
+/**
+ * A switch given a value (`--replace=false`): true/false, 1/0 or yes/no, as "true" or "false". Anything else is
+ * refused: `--replace=no` used to read as on, and replaced a feed's entries its operator meant to keep.
+ */
+function switchValue(name: string, raw: string): "true" | "false" {
+  const v = raw.trim().toLowerCase();
+  if (v === "true" || v === "1" || v === "yes") return "true";
+  if (v === "false" || v === "0" || v === "no") return "false";
+  throw new AppError("bad_request", `${name} is a switch: give it no value, or =true / =false, got "${raw}"`);
 }
 
 export const flag = (args: ParsedArgs, name: string): string | undefined => args.flags.get(name)?.at(-1);

@@ -19,9 +19,8 @@ export class SlotAddresses {
   }
 
   set(slot: number, ip: Ip): void {
-    this.family[slot] = ip.version;
-    if (ip.version === 4) this.words[slot * 4] = ip.value;
-    else this.words.set(ip.words, slot * 4);
+    if (ip.version === 4) this.setIpv4(slot, ip.value);
+    else this.setIpv6(slot, ip.words);
   }
 
   setIpv4(slot: number, value: number): void {

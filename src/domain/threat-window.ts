@@ -21,6 +21,7 @@ import {
   type ThreatThresholds,
 } from "./threat-patterns";
 import { SlotGroups } from "./slot-groups";
+import { grownTo } from "./typed-arrays";
 import type { Category } from "./categories";
 import { type Ip, ipv4FromNumber } from "./ip";
 
@@ -192,16 +193,11 @@ export class ThreatWindow {
   }
 
   private grow(capacity: number): void {
-    const grown = <T extends Float64Array | Uint8Array>(a: T, make: (n: number) => T): T => {
-      const b = make(capacity);
-      b.set(a);
-      return b;
-    };
-    this.ids = grown(this.ids, (n) => new Float64Array(n));
-    this.atMs = grown(this.atMs, (n) => new Float64Array(n));
-    this.asns = grown(this.asns, (n) => new Float64Array(n));
-    this.ipv4 = grown(this.ipv4, (n) => new Float64Array(n));
-    this.categories = grown(this.categories, (n) => new Uint8Array(n));
+    this.ids = grownTo(this.ids, capacity);
+    this.atMs = grownTo(this.atMs, capacity);
+    this.asns = grownTo(this.asns, capacity);
+    this.ipv4 = grownTo(this.ipv4, capacity);
+    this.categories = grownTo(this.categories, capacity);
     this.subnets.grow(capacity);
     this.campaigns.grow(capacity);
     this.added.grow(capacity);

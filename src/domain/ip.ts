@@ -281,9 +281,7 @@ export function parseIp(input: string): Ip {
 export function compareIp(a: Ip, b: Ip): number {
   if (a.version !== b.version) return a.version - b.version;
   if (a.version === 4) return a.value - (b as Ipv4).value;
-  const bw = (b as Ipv6).words;
-  for (let i = 0; i < 4; i++) if (a.words[i] !== bw[i]) return a.words[i] - bw[i];
-  return 0;
+  return compareWords(a.words, (b as Ipv6).words);
 }
 
 // ---------------------------------------------------------------------------------------------------------

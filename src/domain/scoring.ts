@@ -64,13 +64,13 @@ export interface ScoringParameterOverrides {
 
 const positiveFinite = (v: unknown): boolean => typeof v === "number" && Number.isFinite(v) && v > 0;
 
-/** What is wrong with a set of parameters, one entry per bad field; empty when they are usable. */
 /**
  * The longest retention and half-life taken, in days (a century): far beyond any use, and small enough that the
  * times computed from them stay finite (1e308 days made the rescore time's search never end).
  */
 export const MAX_SCORING_DAYS = 36_500;
 
+/** What is wrong with a set of parameters, one entry per bad field; empty when they are usable. */
 export function scoringParameterProblems(p: ScoringParameters): FieldError[] {
   const problems: FieldError[] = [];
   if (!positiveFinite(p.halfLifeDays) || p.halfLifeDays > MAX_SCORING_DAYS) {

@@ -3,6 +3,8 @@
 // the end of its group and leaves from anywhere in constant time; a group lists its slots in the order they
 // joined. A slot is in at most one group at a time.
 
+import { grownTo } from "./typed-arrays";
+
 export class SlotGroups<K> {
   private next: Int32Array;
   private prev: Int32Array;
@@ -16,12 +18,8 @@ export class SlotGroups<K> {
 
   /** Makes room for slots up to `capacity` - 1. */
   grow(capacity: number): void {
-    const next = new Int32Array(capacity);
-    const prev = new Int32Array(capacity);
-    next.set(this.next);
-    prev.set(this.prev);
-    this.next = next;
-    this.prev = prev;
+    this.next = grownTo(this.next, capacity);
+    this.prev = grownTo(this.prev, capacity);
   }
 
   /** The number of groups. */

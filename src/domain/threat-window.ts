@@ -20,8 +20,8 @@ import {
   type ThreatObservation,
   type ThreatThresholds,
 } from "./threat-patterns";
-import { allAtOnce } from "./steps";
 import { SlotGroups } from "./slot-groups";
+import { grownTo } from "./typed-arrays";
 import type { Category } from "./categories";
 import { type Ip, ipv4FromNumber } from "./ip";
 
@@ -57,7 +57,7 @@ export class ThreatWindow {
   private readonly campaigns = new SlotGroups<string>(this.capacity);
   /** Every slot in use, in the order the reports were added (one group, key 0). */
   private readonly added = new SlotGroups<0>(this.capacity);
-  /** The groups reports joined since the last takePatterns(). */
+  /** The groups reports joined since the last takePatternsInSteps(). */
   private readonly joinedSubnets = new Set<number | string>();
   private readonly joinedCampaigns = new Set<string>();
 
@@ -100,20 +100,11 @@ export class ThreatWindow {
     if (slot !== undefined) this.release(slot);
   }
 
-  /** Takes out the reports dated before `start`. */
-  forgetBefore(start: number): void {
-    allAtOnce(this.forgetBeforeInSteps(start, Number.POSITIVE_INFINITY));
-  }
-
-  /** The patterns of the groups reports joined since the last call, sorted by kind, then key. */
-  takePatterns(): DetectedPattern[] {
-    return allAtOnce(this.takePatternsInSteps(Number.POSITIVE_INFINITY));
-  }
-
-  // The same, a step at a time: each generator yields after looking at about `step` reports, so a caller can let
+  // Long work a step at a time: each generator yields after looking at about `step` reports, so a caller can let
   // the event loop turn (a window of 100,000 reports took a quarter of a second), and returns the result. The
   // window must not change until it is done.
 
+  /** Takes out the reports dated before `start`. */
   *forgetBeforeInSteps(start: number, step: number): Generator<void, void> {
     const count = this.size;
     let slot = this.added.first(0);
@@ -139,6 +130,7 @@ export class ThreatWindow {
     return Math.max(extra, 0);
   }
 
+  /** The patterns of the groups reports joined since the last call, sorted by kind, then key. */
   *takePatternsInSteps(step: number): Generator<void, DetectedPattern[]> {
     const found: DetectedPattern[] = [];
     let looked = 0;
@@ -201,16 +193,11 @@ export class ThreatWindow {
   }
 
   private grow(capacity: number): void {
-    const grown = <T extends Float64Array | Uint8Array>(a: T, make: (n: number) => T): T => {
-      const b = make(capacity);
-      b.set(a);
-      return b;
-    };
-    this.ids = grown(this.ids, (n) => new Float64Array(n));
-    this.atMs = grown(this.atMs, (n) => new Float64Array(n));
-    this.asns = grown(this.asns, (n) => new Float64Array(n));
-    this.ipv4 = grown(this.ipv4, (n) => new Float64Array(n));
-    this.categories = grown(this.categories, (n) => new Uint8Array(n));
+    this.ids = grownTo(this.ids, capacity);
+    this.atMs = grownTo(this.atMs, capacity);
+    this.asns = grownTo(this.asns, capacity);
+    this.ipv4 = grownTo(this.ipv4, capacity);
+    this.categories = grownTo(this.categories, capacity);
     this.subnets.grow(capacity);
     this.campaigns.grow(capacity);
     this.added.grow(capacity);

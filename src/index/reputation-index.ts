@@ -5,6 +5,7 @@
 // `addresses` table, and updated after every committed change.
 
 import type { Cidr, Ip, Ipv6 } from "../domain/ip";
+import { grownTo } from "../domain/typed-arrays";
 import { riskCodeOfScore, type RiskThresholds, DEFAULT_RISK_THRESHOLDS } from "../domain/risk";
 import { NetworkIntervals4 } from "./network-intervals";
 import { NOT_FOUND } from "./radix-common";
@@ -352,19 +353,14 @@ export class ReputationIndex {
 
   private grow(): void {
     const capacity = Math.ceil(this.capacity * 1.5) + 16;
-    const grow = <T extends Uint8Array | Uint16Array | Uint32Array | Float64Array>(a: T): T => {
-      const b = new (a.constructor as new (n: number) => T)(capacity);
-      b.set(a);
-      return b;
-    };
-    this.score = grow(this.score);
-    this.risk = grow(this.risk);
-    this.categories = grow(this.categories);
-    this.lastCategory = grow(this.lastCategory);
-    this.total = grow(this.total);
-    this.verified = grow(this.verified);
-    this.firstSeen = grow(this.firstSeen);
-    this.lastSeen = grow(this.lastSeen);
+    this.score = grownTo(this.score, capacity);
+    this.risk = grownTo(this.risk, capacity);
+    this.categories = grownTo(this.categories, capacity);
+    this.lastCategory = grownTo(this.lastCategory, capacity);
+    this.total = grownTo(this.total, capacity);
+    this.verified = grownTo(this.verified, capacity);
+    this.firstSeen = grownTo(this.firstSeen, capacity);
+    this.lastSeen = grownTo(this.lastSeen, capacity);
     this.slotAddresses?.grow(capacity);
     this.capacity = capacity;
   }

@@ -4,6 +4,7 @@
 // array (a few milliseconds at 1 M) instead of a walk, and lists can drop them at once.
 
 import { type Ip, ipFromWords, ipv4FromNumber } from "../domain/ip";
+import { grownTo } from "../domain/typed-arrays";
 
 const NONE = 0;
 
@@ -19,9 +20,8 @@ export class SlotAddresses {
   }
 
   set(slot: number, ip: Ip): void {
-    this.family[slot] = ip.version;
-    if (ip.version === 4) this.words[slot * 4] = ip.value;
-    else this.words.set(ip.words, slot * 4);
+    if (ip.version === 4) this.setIpv4(slot, ip.value);
+    else this.setIpv6(slot, ip.words);
   }
 
   setIpv4(slot: number, value: number): void {
@@ -48,11 +48,7 @@ export class SlotAddresses {
   }
 
   grow(capacity: number): void {
-    const family = new Uint8Array(capacity);
-    family.set(this.family);
-    const words = new Uint32Array(capacity * 4);
-    words.set(this.words);
-    this.family = family;
-    this.words = words;
+    this.family = grownTo(this.family, capacity);
+    this.words = grownTo(this.words, capacity * 4);
   }
 }

@@ -1,10 +1,12 @@
-// The detection window's stepped forms (forgetBeforeInSteps, takePatternsInSteps) give what the whole ones give,
-// at any step, and yield while they work, so a detection pass can let the event loop turn.
+// The detection window's stepped forms (forgetBeforeInSteps, takePatternsInSteps) give what they give run whole
+// (one step as large as the window), at any step, and yield while they work, so a detection pass can let the
+// event loop turn.
 
 import { expect, test } from "bun:test";
 import { CATEGORIES } from "../../../src/domain/categories";
 import { formatIpv4, parseIp } from "../../../src/domain/ip";
-import { DEFAULT_THREAT_THRESHOLDS, detectPatterns } from "../../../src/domain/threat-patterns";
+import { allAtOnce } from "../../../src/domain/steps";
+import { type DetectedPattern, DEFAULT_THREAT_THRESHOLDS, detectPatterns } from "../../../src/domain/threat-patterns";
 import { ThreatWindow, type WindowObservation } from "../../../src/domain/threat-window";
 import { rng } from "../../support/random";
 
@@ -22,6 +24,11 @@ function windowOf(n: number, seed: number): ThreatWindow {
   return w;
 }
 
+/** The window's reports dated before `start` taken out, at once. */
+const forgetBefore = (w: ThreatWindow, start: number): void => allAtOnce(w.forgetBeforeInSteps(start, Number.POSITIVE_INFINITY));
+/** The window's new patterns, at once. */
+const takePatterns = (w: ThreatWindow): DetectedPattern[] => allAtOnce(w.takePatternsInSteps(Number.POSITIVE_INFINITY));
+
 function run<T>(steps: Generator<void, T>): { value: T; yields: number } {
   let yields = 0;
   for (;;) {
@@ -34,17 +41,17 @@ function run<T>(steps: Generator<void, T>): { value: T; yields: number } {
 test.each([1, 7, 100, 100_000])("step %p: the same window left and the same patterns as the whole forms", (step) => {
   const whole = windowOf(3_000, 5);
   const stepped = windowOf(3_000, 5);
-  whole.forgetBefore(T0 + 30 * MIN);
+  forgetBefore(whole, T0 + 30 * MIN);
   const forgot = run(stepped.forgetBeforeInSteps(T0 + 30 * MIN, step));
   expect(stepped.size).toBe(whole.size);
   const patterns = run(stepped.takePatternsInSteps(step));
-  expect(patterns.value).toEqual(whole.takePatterns());
+  expect(patterns.value).toEqual(takePatterns(whole));
   expect(patterns.value.length).toBeGreaterThan(0);
   // A small step yields while it works; a step larger than the window does not.
   if (step <= 100) expect(Math.min(forgot.yields, patterns.yields)).toBeGreaterThan(0);
   else expect(forgot.yields + patterns.yields).toBe(0);
   // Taken: the next call has no joined group to look at.
-  expect(stepped.takePatterns()).toEqual([]);
+  expect(takePatterns(stepped)).toEqual([]);
 });
 
 test.each([1, 7, 100_000])("step %p: forgetOldestInSteps keeps the reports added last, as a window of only those would hold them", (step) => {
@@ -61,8 +68,8 @@ test.each([1, 7, 100_000])("step %p: forgetOldestInSteps keeps the reports added
     const o = { id, ip, category: CATEGORIES[next() % 3], atMs: T0 + (next() % 90) * MIN, asn: 64500 + (next() % 4) };
     if (id > 2_000) last.add(o);
   }
-  const patterns = cut.takePatterns();
-  expect(patterns).toEqual(last.takePatterns());
+  const patterns = takePatterns(cut);
+  expect(patterns).toEqual(takePatterns(last));
   expect(patterns.length).toBeGreaterThan(0);
   // Within its limit nothing leaves.
   expect(run(cut.forgetOldestInSteps(1_000, step)).value).toBe(0);
@@ -83,10 +90,10 @@ test.each([3, 11, 29])("seed %p: after removals and a forgetBefore, the window's
   const removed = new Set<number>();
   for (let k = 0; k < 600; k++) removed.add(1 + (next() % 4_000));
   for (const id of removed) w.remove(id);
-  w.forgetBefore(T0 + 25 * MIN);
+  forgetBefore(w, T0 + 25 * MIN);
   const left = all.filter((o) => !removed.has(o.id) && o.atMs >= T0 + 25 * MIN);
   expect(w.size).toBe(left.length);
-  const patterns = w.takePatterns();
+  const patterns = takePatterns(w);
   expect(patterns).toEqual(detectPatterns(left, DEFAULT_THREAT_THRESHOLDS));
   expect(patterns.filter((p) => p.kind === "subnet_burst").length).toBeGreaterThan(0);
   expect(patterns.filter((p) => p.kind === "category_campaign").length).toBeGreaterThan(0);

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { AppError } from "../domain/errors";
 
 /** The file a server writes its pid to while it serves a data directory. */
-export const SERVER_PID_FILE = "serve.pid";
+const SERVER_PID_FILE = "serve.pid";
 
 /** What holds a data directory. */
 export type DataDirHolder = "server" | "restore";
@@ -21,9 +21,9 @@ interface Holder {
   what: DataDirHolder;
 }
 
-/** The live process holding `dataDir`, or null (no pid file, or its process is gone). */
-function holderOf(dataDir: string): Holder | null {
-  const held = readPidFile(join(dataDir, SERVER_PID_FILE));
+/** The live process named by the pid file at `path`, or null (no pid file, or its process is gone). */
+function holderOf(path: string): Holder | null {
+  const held = readPidFile(path);
   if (held === null || held.pid === process.pid) return null;
   try {
     process.kill(held.pid, 0);
@@ -37,11 +37,11 @@ function holderOf(dataDir: string): Holder | null {
 export function claimDataDir(dataDir: string, what: DataDirHolder = "server"): void {
   const path = join(dataDir, SERVER_PID_FILE);
   if (createdPidFile(path, what)) return;
-  const holder = holderOf(dataDir);
+  const holder = holderOf(path);
   if (holder !== null) throw conflict(dataDir, holder, what);
   // A file left by a process that is gone: taken away once; another may have claimed the directory since.
   rmSync(path, { force: true });
-  if (!createdPidFile(path, what)) throw conflict(dataDir, holderOf(dataDir), what);
+  if (!createdPidFile(path, what)) throw conflict(dataDir, holderOf(path), what);
 }
 
 function conflict(dataDir: string, holder: Holder | null, claiming: DataDirHolder): AppError {

@@ -16,7 +16,7 @@ import { createApp } from "../http/app";
 import { listen, listeningUrl } from "../http/server";
 import { parseArgs } from "./args";
 import { claimDataDir, releaseDataDir } from "./data-dir-lock";
-import { verifySnapshot } from "../services/snapshots/export";
+import { type VerifyResult, verifySnapshot } from "../services/snapshots/export";
 import type { Command } from "./command";
 
 const SERVE_FLAGS = OPTIONS.filter((o) => !o.boolean).map((o) => o.flag).concat("--schedule");
@@ -121,7 +121,7 @@ export const serveCommand: Command = {
 
 /** Why the snapshot `file` must not be served (damaged, or not signed by the key at `pubkeyPath`), or null. */
 function verifySnapshotFile(file: string, pubkeyPath: string | null): string | null {
-  let result: ReturnType<typeof verifySnapshot>;
+  let result: VerifyResult;
   try {
     result = verifySnapshot(file, pubkeyPath ?? undefined);
   } catch (error) {

@@ -62,19 +62,26 @@ async function exportCommand(argv: string[]): Promise<number> {
   const out = flag(args, "--out");
   if (out === undefined) throw new AppError("bad_request", "snapshot export needs --out FILE");
   const config = resolveConfig(args.flags);
-  const [{ exportSnapshot }, { openEnrichment }, { databasePath, openStore }, { existsSync }, { isSnapshotFile }, { checkNotTheDatabase, checkOutputPath }] = await Promise.all([
+  const [{ exportSnapshot, snapshotInfo }, { openEnrichment }, { databasePath, openStore }, { existsSync }, { checkNotTheDatabase, checkOutputPath }] = await Promise.all([
     import("../services/snapshots/export"),
     import("../services/enrichment/enrichment"),
     import("../store/database"),
     import("node:fs"),
-    import("../store/snapshot-file"),
     import("./output-file"),
   ]);
   checkOutputPath(out);
   checkNotTheDatabase(out, config.dataDir);
-  // A snapshot may replace the previous one under the same name (a daily export to latest.sqlite); anything else is
-  // left alone, as a backup leaves every existing file.
-  if (existsSync(out) && !isSnapshotFile(out)) throw new AppError("conflict", `${out} exists and is not a snapshot: choose another name`);
+  // A snapshot (what `snapshot info` reads) may replace the previous one under the same name (a daily export to
+  // latest.sqlite); anything else is left alone, as a backup leaves every existing file.
+  const isSnapshot = (file: string) => {
+    try {
+      snapshotInfo(file);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (existsSync(out) && !isSnapshot(out)) throw new AppError("conflict", `${out} exists and is not a snapshot: choose another name`);
   if (!existsSync(databasePath(config.dataDir))) throw new AppError("not_found", `no database in ${config.dataDir} (give --data-dir)`);
   const store = openStore(config.dataDir, { sync: config.syncMode });
   try {

@@ -6,7 +6,6 @@ import { Database } from "bun:sqlite";
 import { existsSync, statSync } from "node:fs";
 import { AppError } from "../domain/errors";
 import { ADDRESS_ROW_COLUMNS, type AddressRow } from "./address-rows";
-import { META } from "./snapshot-format";
 
 /** Opens a file as a snapshot (read-only), or fails saying why it is not one. */
 export function openSnapshotDatabase(file: string): Database {
@@ -20,22 +19,6 @@ export function openSnapshotDatabase(file: string): Database {
     throw new AppError("bad_request", `${file} is not an abuse-intel snapshot: ${(error as Error).message}`);
   }
   return db;
-}
-
-/**
- * Whether `file` is an abuse-intel snapshot: its `meta` table names a format version. The data directory's own
- * database has a `meta` table too, without that key.
- */
-export function isSnapshotFile(file: string): boolean {
-  let db: Database | null = null;
-  try {
-    db = new Database(file, { readonly: true });
-    return db.query("SELECT 1 FROM meta WHERE key = ?").get(META.formatVersion) !== null;
-  } catch {
-    return false;
-  } finally {
-    db?.close();
-  }
 }
 
 /** SQLite's full integrity check with a big page cache (about a second per million addresses): [] when ok. */

@@ -47,10 +47,6 @@ const EXPIRE_CHUNK = 1_000;
  */
 const VERIFY_STEP_REPORTS = 5_000;
 
-/**
- * Community verification's position (`meta`): the newest report id looked at, the time of that scan, and whether
- * a report up to that id was dated after that time (absent in older cursors: assumed).
- */
 interface EligibleGroup {
   ip: string;
   category: string;
@@ -58,6 +54,10 @@ interface EligibleGroup {
   pending: { id: number; reporterId: number; source: ReportSource }[];
 }
 
+/**
+ * Community verification's position (`meta`): the newest report id looked at, the time of that scan, and whether
+ * a report up to that id was dated after that time (absent in older cursors: assumed).
+ */
 interface CommunityCursor {
   id: number;
   at: number;

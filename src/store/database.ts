@@ -183,7 +183,6 @@ export function writeIfUnlocked(store: Store, work: () => void): boolean {
   }
 }
 
-/** Runs `work` with the connection's busy timeout at 0, then puts the timeout back. */
 /**
  * Whether another connection holds the write lock now, asked without waiting (an empty IMMEDIATE transaction,
  * rolled back). Call with no transaction of this connection open.
@@ -199,6 +198,7 @@ export function writeLockHeldElsewhere(store: Store): boolean {
   return false;
 }
 
+/** Runs `work` with the connection's busy timeout at 0, then puts the timeout back. */
 function withoutBusyWait<T>(sqlite: Database, work: () => T): T {
   const { timeout } = sqlite.query("PRAGMA busy_timeout").get() as { timeout: number };
   sqlite.exec("PRAGMA busy_timeout = 0");

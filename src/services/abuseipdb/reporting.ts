@@ -151,18 +151,18 @@ export class AbuseIpdbReporting {
     // Checked whole before anything is written: a file over the limit changes nothing. Handed to the intake a
     // batch's worth of rows per turn of the event loop: all at once, the intake wrote batch after batch inside this
     // call, holding every request for the whole file (10,000 rows: 0.4 s).
-    const outcomes: PromiseSettledResult<unknown>[] = new Array(good.length);
-    const submitted: Promise<void>[] = [];
+    // Each outcome taken as it settles (Promise.allSettled after the turns would leave a rejection unhandled).
+    const submitted: Promise<PromiseSettledResult<unknown>>[] = [];
     for (let i = 0; i < good.length; i++) {
       if (i > 0 && i % DEFAULT_MAX_BATCH === 0) await nextTurn();
       submitted.push(
         this.deps.reports.submitAll(principal.userId, good[i].reports, { source: "abuseipdb" }).then(
-          (value) => void (outcomes[i] = { status: "fulfilled", value }),
-          (reason) => void (outcomes[i] = { status: "rejected", reason }),
+          (value) => ({ status: "fulfilled", value }),
+          (reason: unknown) => ({ status: "rejected", reason }),
         ),
       );
     }
-    await Promise.all(submitted);
+    const outcomes = await Promise.all(submitted);
     let saved = 0;
     let failure: unknown = null;
     outcomes.forEach((outcome, i) => {

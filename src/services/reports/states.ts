@@ -22,6 +22,7 @@ import { parseIp } from "../../domain/ip";
 import { abuseConfidence, DAY_MS, type ReportStatus, retentionCutoffMs, type ScoringParameters, type Severity } from "../../domain/scoring";
 import { inTransaction, type Store } from "../../store/database";
 import { AddressChanges, AddressChangePublisher } from "../changes/address-changes";
+import type { AddressRecord } from "../../index/reputation-index";
 import type { AddressScorer } from "./scorer";
 import { CREDITS_FOR_VERIFIED_REPORT, CreditLedger } from "./credits";
 import { allAtOnce } from "../../domain/steps";
@@ -47,10 +48,6 @@ const EXPIRE_CHUNK = 1_000;
  */
 const VERIFY_STEP_REPORTS = 5_000;
 
-/**
- * Community verification's position (`meta`): the newest report id looked at, the time of that scan, and whether
- * a report up to that id was dated after that time (absent in older cursors: assumed).
- */
 interface EligibleGroup {
   ip: string;
   category: string;
@@ -58,6 +55,10 @@ interface EligibleGroup {
   pending: { id: number; reporterId: number; source: ReportSource }[];
 }
 
+/**
+ * Community verification's position (`meta`): the newest report id looked at, the time of that scan, and whether
+ * a report up to that id was dated after that time (absent in older cursors: assumed).
+ */
 interface CommunityCursor {
   id: number;
   at: number;
@@ -294,14 +295,8 @@ export class ReportStateService {
           this.stmt.insertTransition.run(r.id, r.status, "expired", now, null, "retention");
           if (r.status !== "rejected") ips.add(r.ip);
         }
-        // One read of the chunk's addresses' reports, not one per address.
-        const texts = [...ips];
-        const addresses = texts.map((text) => ({ ip: parseIp(text), nowMs: now }));
-        const records = addresses.length === 0 ? [] : this.scorer.rescoreAll(addresses);
-        addresses.forEach(({ ip }, i) => {
-          changes.set(ip, records[i]!);
-          rescored.add(texts[i]!);
-        });
+        this.rescoreEach(ips, now, changes);
+        for (const text of ips) rescored.add(text);
         return rows.length;
       });
       this.publisher.publish(changes);
@@ -325,18 +320,28 @@ export class ReportStateService {
     now: number,
     changes: AddressChanges,
   ): void {
-    const confidence = new Map<string, number>();
-    // Each address once, its reports read with the others' in one statement.
-    const texts = [...new Set(verified.map((v) => v.ip))];
-    const addresses = texts.map((text) => ({ ip: parseIp(text), nowMs: now }));
-    const records = addresses.length === 0 ? [] : this.scorer.rescoreAll(addresses);
+    const records = this.rescoreEach(new Set(verified.map((v) => v.ip)), now, changes);
+    for (const v of verified) {
+      const confidence = abuseConfidence(records.get(v.ip)?.reputationScore ?? 100);
+      enqueueEvent(this.store, "ip.verified", { ip: v.ip, category: v.category, confidence, reporterId: v.reporterId, reportId: v.id }, now);
+    }
+  }
+
+  /**
+   * Rescores each address of `texts` at `now` (inside a transaction), the reports of all read in one statement
+   * rather than one per address, and notes the records in `changes`; returns them by address.
+   */
+  private rescoreEach(texts: ReadonlySet<string>, now: number, changes: AddressChanges): Map<string, AddressRecord | null> {
+    const byText = new Map<string, AddressRecord | null>();
+    if (texts.size === 0) return byText;
+    const list = [...texts];
+    const addresses = list.map((text) => ({ ip: parseIp(text), nowMs: now }));
+    const records = this.scorer.rescoreAll(addresses);
     addresses.forEach(({ ip }, i) => {
       changes.set(ip, records[i]!);
-      confidence.set(texts[i]!, abuseConfidence(records[i]?.reputationScore ?? 100));
+      byText.set(list[i]!, records[i]!);
     });
-    for (const v of verified) {
-      enqueueEvent(this.store, "ip.verified", { ip: v.ip, category: v.category, confidence: confidence.get(v.ip)!, reporterId: v.reporterId, reportId: v.id }, now);
-    }
+    return byText;
   }
 
   private view(row: ReportRow): ReportView {

@@ -74,7 +74,7 @@ export class FeedService {
   private storeVersion: string;
   /** Called after another process's feed changes were taken in (the schedule follows them). */
   onExternalChangesFollowed: (() => void) | null = null;
-  /** The store's data version (dataVersion) when currentListingsAround last looked: it moves when another connection commits. */
+  /** The store's data version (dataVersion) when currentListingsAround or a change last looked: it moves when another connection commits. */
   private seenDataVersion: number;
 
   constructor(private readonly deps: FeedServiceDeps) {
@@ -189,6 +189,9 @@ export class FeedService {
    */
   private catchUp(): void {
     this.deps.catchUpIndex?.();
+    // Nothing else commits until this change has: the scoring inside it (currentListingsAround) need not follow
+    // again, which would reload the listings from this change's own uncommitted rows.
+    this.seenDataVersion = dataVersion(this.deps.store.sqlite);
     this.followExternalChanges();
   }
 

@@ -166,11 +166,11 @@ export class FeedService {
   /**
    * After another process (a CLI import) changed the feeds: reloads the listings and brings the index's
    * networks and feed-only addresses in line. The rows that process rescored reach the index through the
-   * address change log, as any other change does. Returns whether anything was reloaded.
+   * address change log, as any other change does.
    */
-  followExternalChanges(): boolean {
+  followExternalChanges(): void {
     const version = this.deps.tables.version();
-    if (version === this.storeVersion) return false;
+    if (version === this.storeVersion) return;
     const before = [...this.deps.listed.cidrs()];
     this.reload();
     this.storeVersion = version;
@@ -180,7 +180,6 @@ export class FeedService {
     const cidrs = [...changed.values()];
     this.applyToIndex(cidrs, this.addressesWithin(cidrs), null, this.deps.clock.now());
     this.onExternalChangesFollowed?.();
-    return true;
   }
 
   /**

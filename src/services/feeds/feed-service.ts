@@ -60,12 +60,12 @@ export interface FeedServiceDeps {
    * Brings the index up to every row committed so far, another process's too (IndexSync.catchUp): called under
    * the write lock, before a change looks for the reported addresses inside it.
    */
-  catchUpIndex?: () => void;
+  catchUpIndex: () => void;
   /**
    * The feeds' version (FeedTables.version) read before `listed` was loaded: a change another process commits
-   * in between is then seen as one at the next look. Read now when not given.
+   * in between is then seen as one at the next look.
    */
-  listedVersion?: string;
+  listedVersion: string;
 }
 
 export class FeedService {
@@ -79,7 +79,7 @@ export class FeedService {
 
   constructor(private readonly deps: FeedServiceDeps) {
     this.rowsAmong = addressRowsAmong(deps.store);
-    this.storeVersion = deps.listedVersion ?? deps.tables.version();
+    this.storeVersion = deps.listedVersion;
     this.seenDataVersion = dataVersion(deps.store.sqlite);
   }
 
@@ -187,7 +187,7 @@ export class FeedService {
    * taken in first, so the change neither misses a reported address nor scores with listings it has not seen.
    */
   private catchUp(): void {
-    this.deps.catchUpIndex?.();
+    this.deps.catchUpIndex();
     // Nothing else commits until this change has: the scoring inside it (currentListingsAround) need not follow
     // again, which would reload the listings from this change's own uncommitted rows.
     this.seenDataVersion = dataVersion(this.deps.store.sqlite);

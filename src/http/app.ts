@@ -32,9 +32,9 @@ export function createApp(services: Services) {
     .use(readOnlyGuard(services))
     .onParse({ as: "global" }, ({ request, path }) => {
       // A route taking a large body checks the credential first: nobody else makes the server read 64 MiB.
-      const readFor = bodyRuleFor(path).readFor;
-      if (readFor !== undefined) authenticate(services, request, readFor);
-      return readBody(request, path);
+      const rule = bodyRuleFor(path);
+      if (rule.readFor !== undefined) authenticate(services, request, rule.readFor);
+      return readBody(request, rule);
     })
     // Counted and logged by requestMetrics' own error hook (request-outcomes.ts); this one only answers.
     .onError({ as: "global" }, ({ code, error }) => errorResponse(toAppError(code, error)))

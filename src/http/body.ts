@@ -38,11 +38,10 @@ export function bodyRuleFor(path: string): BodyRule {
 }
 
 /**
- * Reads and parses a request body under the rule for its path. Returns undefined for an empty body, a parsed
- * value for JSON (BulkInputs for the common body of a bulk check), a string for text, FormData for forms.
+ * Reads and parses a request body under its path's rule (bodyRuleFor). Returns undefined for an empty body, a
+ * parsed value for JSON (BulkInputs for the common body of a bulk check), a string for text, FormData for forms.
  */
-export async function readBody(request: Request, path: string): Promise<unknown> {
-  const rule = bodyRuleFor(path);
+export async function readBody(request: Request, rule: BodyRule): Promise<unknown> {
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > rule.limit) throw tooLarge(rule.limit);
   const bytes = await readLimited(request, rule.limit);

@@ -9,7 +9,7 @@
 import type { Services } from "../services/services";
 import type { Principal } from "../domain/principal";
 import { authenticate, jsonResponder, setRateLimitHeaders, takeRequest } from "./auth";
-import { readBody } from "./body";
+import { bodyRuleFor, readBody } from "./body";
 import { errorResponse } from "./errors";
 import { requestOutcomes } from "./request-outcomes";
 import { bulkInputsOf, pathAddress } from "./routes/lookups";
@@ -17,6 +17,7 @@ import { blocklistHeaders, paramsOf } from "./routes/blocklist";
 
 const REPUTATION_ROUTE = "/v1/ip/:ip/reputation";
 const BULK_ROUTE = "/v1/ip/bulk";
+const BULK_BODY = bodyRuleFor(BULK_ROUTE);
 const BLOCKLIST_ROUTE = "/v1/ip/blocklist";
 /** The routes served here and nowhere else, for the OpenAPI check. */
 export const FAST_ROUTES: readonly [method: string, path: string][] = [
@@ -76,7 +77,7 @@ export function fastRoutes(services: Services) {
         const started = performance.now();
         let body: unknown;
         try {
-          body = await readBody(request, BULK_ROUTE);
+          body = await readBody(request, BULK_BODY);
         } catch (error) {
           body = error;
         }

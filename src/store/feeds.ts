@@ -86,7 +86,6 @@ export class FeedTables {
               coalesce(group_concat(name || '|' || category || '|' || severity || '|' || coalesce(url, '') || '|' || coalesce(file_path, '') || '|' || coalesce(schedule, ''), ';'), '') AS d
          FROM feeds`,
     );
-
   }
 
   list(): FeedRow[] {
@@ -165,7 +164,6 @@ export class FeedTables {
     const row = this.dataVersion.get();
     return row ? `${row.n}:${row.v}:${Bun.hash(row.d).toString(36)}` : "0:0";
   }
-
 }
 
 /** The feeds and entries of a database holding the two tables: the main store or a snapshot (fewer columns). */

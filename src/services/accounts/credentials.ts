@@ -218,11 +218,11 @@ export class Credentials {
   }
 
   async issueToken(user: Pick<User, "id" | "role">, audience: TokenAudience = "api"): Promise<AccessToken> {
-    const nowSeconds = Math.floor(this.deps.clock.now() / 1000);
+    const now = this.deps.clock.now();
     const expiresIn = Math.max(1, Math.floor(this.ttlSeconds));
-    const exp = nowSeconds + expiresIn;
+    const exp = Math.floor(now / 1000) + expiresIn;
     // The issue time by this service's clock, in ms: the signer sets `iat` from the system clock, in seconds.
-    const claims = { sub: String(user.id), role: user.role, exp, iat_ms: this.deps.clock.now() };
+    const claims = { sub: String(user.id), role: user.role, exp, iat_ms: now };
     // A console token names its session (jti), so two sign-ins within a second are two sessions that end apart.
     const accessToken = await this.signer.sign(audience === "console" ? { ...claims, aud: "console", jti: randomBytes(12).toString("base64url") } : claims);
     return { accessToken, tokenType: "Bearer", expiresIn, expiresAt: exp * 1000 };

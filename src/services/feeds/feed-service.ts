@@ -60,12 +60,12 @@ export interface FeedServiceDeps {
    * Brings the index up to every row committed so far, another process's too (IndexSync.catchUp): called under
    * the write lock, before a change looks for the reported addresses inside it.
    */
-  catchUpIndex?: () => void;
+  catchUpIndex: () => void;
   /**
    * The feeds' version (FeedTables.version) read before `listed` was loaded: a change another process commits
-   * in between is then seen as one at the next look. Read now when not given.
+   * in between is then seen as one at the next look.
    */
-  listedVersion?: string;
+  listedVersion: string;
 }
 
 export class FeedService {
@@ -74,12 +74,12 @@ export class FeedService {
   private storeVersion: string;
   /** Called after another process's feed changes were taken in (the schedule follows them). */
   onExternalChangesFollowed: (() => void) | null = null;
-  /** The store's data version (dataVersion) when currentListingsAround last looked: it moves when another connection commits. */
+  /** The store's data version (dataVersion) when currentListingsAround or a change last looked: it moves when another connection commits. */
   private seenDataVersion: number;
 
   constructor(private readonly deps: FeedServiceDeps) {
     this.rowsAmong = addressRowsAmong(deps.store);
-    this.storeVersion = deps.listedVersion ?? deps.tables.version();
+    this.storeVersion = deps.listedVersion;
     this.seenDataVersion = dataVersion(deps.store.sqlite);
   }
 
@@ -166,11 +166,11 @@ export class FeedService {
   /**
    * After another process (a CLI import) changed the feeds: reloads the listings and brings the index's
    * networks and feed-only addresses in line. The rows that process rescored reach the index through the
-   * address change log, as any other change does. Returns whether anything was reloaded.
+   * address change log, as any other change does.
    */
-  followExternalChanges(): boolean {
+  followExternalChanges(): void {
     const version = this.deps.tables.version();
-    if (version === this.storeVersion) return false;
+    if (version === this.storeVersion) return;
     const before = [...this.deps.listed.cidrs()];
     this.reload();
     this.storeVersion = version;
@@ -180,7 +180,6 @@ export class FeedService {
     const cidrs = [...changed.values()];
     this.applyToIndex(cidrs, this.addressesWithin(cidrs), null, this.deps.clock.now());
     this.onExternalChangesFollowed?.();
-    return true;
   }
 
   /**
@@ -188,7 +187,10 @@ export class FeedService {
    * taken in first, so the change neither misses a reported address nor scores with listings it has not seen.
    */
   private catchUp(): void {
-    this.deps.catchUpIndex?.();
+    this.deps.catchUpIndex();
+    // Nothing else commits until this change has: the scoring inside it (currentListingsAround) need not follow
+    // again, which would reload the listings from this change's own uncommitted rows.
+    this.seenDataVersion = dataVersion(this.deps.store.sqlite);
     this.followExternalChanges();
   }
 

@@ -4,10 +4,10 @@
 import { describe, expect, test } from "bun:test";
 import { BulkInputs } from "../../../src/domain/bulk-inputs";
 import { AppError } from "../../../src/domain/errors";
-import { readBody } from "../../../src/http/body";
+import { bodyRuleFor, readBody } from "../../../src/http/body";
 
 const post = (path: string, body: string, type = "application/json") =>
-  readBody(new Request(`http://localhost${path}`, { method: "POST", headers: { "content-type": type }, body }), path);
+  readBody(new Request(`http://localhost${path}`, { method: "POST", headers: { "content-type": type }, body }), bodyRuleFor(path));
 
 describe("readBody", () => {
   test("the bulk route's usual body is read by its scanner into BulkInputs", async () => {

@@ -69,6 +69,8 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     }
   }
   const running = new Map<string, Promise<void>>();
+  /** Set by stop(), cleared by start(): a scheduled run still waiting for the write lock gives up. */
+  let stopping = false;
   const timers: Cron[] = [];
 
   function statusOf(job: Job): JobStatus {
@@ -94,7 +96,9 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       // Another process holding the write lock (an import, for minutes): a scheduled run's first write would hold
       // the event loop for the busy timeout (every request with it), so the run waits for the lock, between
       // requests, and starts when it is free. A run by hand goes ahead: someone asked for it now.
-      while (scheduled && writeLockHeldElsewhere(store)) await Bun.sleep(LOCK_RECHECK_MS);
+      // A stop ends the wait: the run is skipped, or the stop would last as long as the other process's lock.
+      while (scheduled && !stopping && writeLockHeldElsewhere(store)) await Bun.sleep(LOCK_RECHECK_MS);
+      if (stopping) return;
       const startedAt = clock.now();
       const started = performance.now();
       let lastError: string | null = null;
@@ -140,6 +144,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     },
     start() {
       if (timers.length > 0) return;
+      stopping = false;
       for (const job of options.jobs) {
         const pattern = patterns.get(job.name);
         if (!pattern) continue;
@@ -168,6 +173,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       }
     },
     async stop() {
+      stopping = true;
       for (const timer of timers.splice(0)) timer.stop();
       await Promise.all(running.values());
     },

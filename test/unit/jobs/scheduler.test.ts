@@ -2,7 +2,11 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { ManualClock } from "../../../src/domain/clock";
 import { AppError } from "../../../src/domain/errors";
 import { createScheduler, type Job, type Scheduler } from "../../../src/jobs/scheduler";
-import { openMemoryStore, type Store } from "../../../src/store/database";
+import { openMemoryStore, openStore, type Store } from "../../../src/store/database";
+import { Database } from "bun:sqlite";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 let clock: ManualClock;
 let store: Store;
@@ -172,4 +176,27 @@ describe("start", () => {
     await Bun.sleep(50);
     expect([missed.runs, done.runs, fresh.runs, soon.runs]).toEqual([1, 0, 0, 0]);
   });
+});
+
+test("stop() does not wait for another process's write lock: a scheduled run still waiting for it is skipped", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "abuse-intel-scheduler-lock-"));
+  const fileStore = openStore(dir);
+  const other = new Database(join(dir, "abuse-intel.db"));
+  try {
+    let runs = 0;
+    const job: Job = { name: "tick", description: "counts", defaultSchedule: "* * * * * *", run: async () => ({ ran: ++runs }) };
+    const s = createScheduler({ jobs: [job], clock, store: fileStore, onError: () => {} });
+    other.exec("BEGIN IMMEDIATE");
+    s.start();
+    await Bun.sleep(1_300); // a tick has come and waits for the lock
+    const started = performance.now();
+    await s.stop();
+    expect(performance.now() - started).toBeLessThan(1_000);
+    other.exec("COMMIT");
+    expect(runs).toBe(0);
+  } finally {
+    other.close();
+    fileStore.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -118,7 +118,17 @@ const asScoring = (raw: string, name: string) => {
   }
   return parsed;
 };
-const asBoolean = (raw: string) => raw !== "0" && raw.toLowerCase() !== "false" && raw !== "";
+/**
+ * An on/off value, from a switch's `--flag=value` or an environment variable: true/false, 1/0 or yes/no. Anything
+ * else is refused: `no` used to read as on (ABUSE_INTEL_ACCESS_LOG=no logged, `--replace=no` replaced).
+ */
+export function booleanOf(raw: string, name: string): boolean {
+  const v = raw.trim().toLowerCase();
+  if (v === "true" || v === "1" || v === "yes") return true;
+  if (v === "false" || v === "0" || v === "no") return false;
+  throw configError(`${name} is on or off: give it true or false (1/0, yes/no), got "${raw}"`);
+}
+const asBoolean = booleanOf;
 
 export const OPTIONS: OptionSpec[] = [
   { key: "host", flag: "--host", env: "ABUSE_INTEL_HOST", help: "address to listen on (default 0.0.0.0)", parse: asHost },

@@ -1,6 +1,7 @@
 // A small argv parser shared by every command: positionals, `--flag value`, `--flag=value`, repeatable flags
 // and boolean switches. Commands declare which flags are switches; anything unknown is an error.
 
+import { booleanOf } from "../config";
 import { AppError } from "../domain/errors";
 
 export interface ParsedArgs {
@@ -46,16 +47,8 @@ export function parseArgs(argv: string[], spec: ArgSpec): ParsedArgs {
   return { positionals, flags };
 }
 
-/**
- * A switch given a value (`--replace=false`): true/false, 1/0 or yes/no, as "true" or "false". Anything else is
- * refused: `--replace=no` used to read as on, and replaced a feed's entries its operator meant to keep.
- */
-function switchValue(name: string, raw: string): "true" | "false" {
-  const v = raw.trim().toLowerCase();
-  if (v === "true" || v === "1" || v === "yes") return "true";
-  if (v === "false" || v === "0" || v === "no") return "false";
-  throw new AppError("bad_request", `${name} is a switch: give it no value, or =true / =false, got "${raw}"`);
-}
+/** A switch given a value (`--replace=false`), read by the configuration's one on/off rule. */
+const switchValue = (name: string, raw: string): "true" | "false" => (booleanOf(raw, name) ? "true" : "false");
 
 export const flag = (args: ParsedArgs, name: string): string | undefined => args.flags.get(name)?.at(-1);
 export const hasSwitch = (args: ParsedArgs, name: string): boolean => {

@@ -50,6 +50,13 @@ describe("--access-log", () => {
       spy.mockRestore();
     }
   });
+
+  test("ABUSE_INTEL_ACCESS_LOG=no is off (it read as on); a value neither yes nor no is refused at start", async () => {
+    const { resolveConfig } = await import("../../src/config");
+    expect(resolveConfig(new Map(), { ABUSE_INTEL_ACCESS_LOG: "no" }).accessLog).toBe(false);
+    expect(resolveConfig(new Map(), { ABUSE_INTEL_ACCESS_LOG: "yes" }).accessLog).toBe(true);
+    expect(() => resolveConfig(new Map(), { ABUSE_INTEL_ACCESS_LOG: "maybe" })).toThrow(/ABUSE_INTEL_ACCESS_LOG/);
+  });
 });
 
 describe("--scoring", () => {

@@ -60,8 +60,12 @@ export async function readBody(request: Request, rule: BodyRule): Promise<unknow
     }
   }
   if (mediaType === "text/plain") return new TextDecoder().decode(bytes);
-  // Forms: rebuild a Request so the platform's own parsers handle boundaries and encodings.
-  return new Request("http://localhost/", { method: "POST", body: bytes, headers: { "content-type": request.headers.get("content-type")! } }).formData();
+  return formOf(bytes, request.headers.get("content-type")!);
+}
+
+/** A form body already read (multipart or urlencoded), parsed by the platform's own parser (boundaries, encodings). */
+export function formOf(bytes: Uint8Array, contentType: string) {
+  return new Request("http://localhost/", { method: "POST", body: bytes, headers: { "content-type": contentType } }).formData();
 }
 
 /** The body's bytes, at most `limit` of them: a longer body is 413 (payload_too_large), read no further. */

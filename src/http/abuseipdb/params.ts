@@ -4,7 +4,7 @@
 
 import { AppError } from "../../domain/errors";
 import { ParameterError } from "../../services/abuseipdb/wire";
-import { readLimited } from "../body";
+import { formOf, readLimited } from "../body";
 
 /** Bodies above this are refused with 413 (a bulk-report of 10,000 lines with long comments fits well inside). */
 export const MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -38,8 +38,7 @@ export async function readParams(request: Request, url: URL): Promise<Params> {
         params.set(key, Array.isArray(value) ? value.join(",") : String(value));
       }
     } else if (mediaType.startsWith("multipart/form-data") || mediaType.startsWith("application/x-www-form-urlencoded")) {
-      // The bytes already read, handed to the platform's form parser (boundaries, encodings).
-      const form = await new Request("http://localhost/", { method: "POST", body: bytes, headers: { "content-type": type } }).formData();
+      const form = await formOf(bytes, type);
       for (const [key, value] of form) params.set(key, typeof value === "string" ? value : await value.text());
     } else {
       // No type (or another): a form-encoded body is what curl sends with -d; read it as that when it parses.

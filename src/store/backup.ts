@@ -33,7 +33,7 @@ function fsyncFile(path: string): void {
   }
 }
 
-/** Writes the backup to `out` (mode 0600), through a temporary file renamed when complete. Returns its size. */
+/** Writes the backup to `out` (mode 0600), through a temporary file renamed when complete. */
 export function writeBackup(store: Store, out: string, files: readonly BackupFile[]): void {
   const temporary = join(dirname(out), `.${basename(out)}.${randomBytes(6).toString("hex")}.tmp`);
   try {

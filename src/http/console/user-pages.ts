@@ -115,8 +115,8 @@ export function createKey(c: ConsoleRequest): PageResult {
   try {
     name = parseKeyName(c.form!.get("name") ?? "");
   } catch (error) {
-    const problem = error instanceof AppError ? error.details?.[0]?.message : undefined;
-    throw new AppError("bad_request", problem ? `A key's name ${problem}` : "A key's name is 1 to 100 characters");
+    // parseKeyName names the problem in its details ("must not contain control characters").
+    throw new AppError("bad_request", `A key's name ${(error as AppError).details![0].message}`);
   }
   const { key } = c.services.apiKeys.create(c.session!.principal.userId, name);
   return keysPage(c, { key, name }, { kind: "ok", text: `Key "${name}" created.` });

@@ -46,7 +46,7 @@ export class BouncerTables {
       remove: db.prepare<unknown, [string]>("DELETE FROM bouncers WHERE name = ?"),
       noteMetrics: db.prepare<unknown, [number, number]>("UPDATE bouncers SET last_metrics_at = ? WHERE api_key_id = ?"),
       cursor: db.prepare<CursorColumns, [number, string]>(
-        "SELECT last_pull_at AS lastPullAt, ids, sent_at AS sentAt, v6_values AS v6Values FROM decision_cursors WHERE api_key_id = ? AND client_address = ?",
+        `SELECT ${CURSOR_COLUMNS} FROM decision_cursors WHERE api_key_id = ? AND client_address = ?`,
       ),
       saveCursor: db.prepare<unknown, [number, string, number, Uint8Array, Uint8Array, string]>(
         `INSERT INTO decision_cursors (api_key_id, client_address, last_pull_at, ids, sent_at, v6_values) VALUES (?, ?, ?, ?, ?, ?)
@@ -102,6 +102,9 @@ export class BouncerTables {
 }
 
 /** A cursor as its columns store it: the typed arrays' bytes, the IPv6 values as JSON. */
+/** The columns of a cursor as CursorColumns reads them (the server's table and an edge's file share them). */
+export const CURSOR_COLUMNS = "last_pull_at AS lastPullAt, ids, sent_at AS sentAt, v6_values AS v6Values";
+
 export interface CursorColumns {
   lastPullAt: number;
   ids: Uint8Array;

@@ -3,7 +3,7 @@
 // swaps in are read-only and replaced, while a bouncer's cursor must outlive them all.
 
 import { Database } from "bun:sqlite";
-import { type CursorColumns, type CursorRow, cursorColumns, cursorOfColumns } from "./bouncers";
+import { CURSOR_COLUMNS, type CursorColumns, type CursorRow, cursorColumns, cursorOfColumns } from "./bouncers";
 
 export class EdgeCursorFile {
   private readonly db: Database;
@@ -19,7 +19,7 @@ export class EdgeCursorFile {
     );
     this.stmt = {
       get: this.db.prepare<CursorColumns, [string]>(
-        "SELECT last_pull_at AS lastPullAt, ids, sent_at AS sentAt, v6_values AS v6Values FROM decision_cursors WHERE cursor_key = ?",
+        `SELECT ${CURSOR_COLUMNS} FROM decision_cursors WHERE cursor_key = ?`,
       ),
       set: this.db.prepare<unknown, [string, number, Uint8Array, Uint8Array, string]>(
         "INSERT OR REPLACE INTO decision_cursors (cursor_key, last_pull_at, ids, sent_at, v6_values) VALUES (?, ?, ?, ?, ?)",

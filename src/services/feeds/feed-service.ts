@@ -102,6 +102,15 @@ export class FeedService {
     return this.deps.listed;
   }
 
+  /**
+   * Saves a scheduled feed's definition (added or changed) as this service's own change: saved past it, the
+   * feeds' version moved, and the next change's catch-up took it for another process's and reloaded every listing.
+   */
+  saveDefinition(row: Parameters<FeedTables["save"]>[0]): void {
+    this.deps.tables.save(row);
+    this.storeVersion = this.deps.tables.version();
+  }
+
   /** Reads `text` as a list and imports it (see importList). */
   importText(name: string, text: string, options: FeedImportOptions, onProgress?: (linesRead: number) => void): FeedImportResult {
     return this.importList(name, parseFeedList(text, onProgress), options);

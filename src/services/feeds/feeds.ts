@@ -74,7 +74,7 @@ export class Feeds {
     if (existing !== null && existing.url === null && existing.filePath === null) {
       throw new AppError("bad_request", `${definition.name} holds a one-off import; remove it first or pick another name`);
     }
-    tables.save({
+    this.deps.service.saveDefinition({
       name: definition.name,
       category: definition.category,
       severity: definition.severity,

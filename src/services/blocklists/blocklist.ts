@@ -79,7 +79,7 @@ export function selectBlocklist(index: ReputationIndex, allowlist: CidrSet, filt
     if (details === null) return;
     // A network cut around the allowlist gives more entries than the index has.
     if (at === details.score.length) details = grownDetails(details);
-    details.score[at] = index.score[slot];
+    details.score[at] = score[slot];
     details.risk[at] = risk[slot];
     details.categories[at] = categories[slot];
     details.lastSeen[at] = index.lastSeen[slot];

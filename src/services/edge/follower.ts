@@ -15,9 +15,9 @@ import { type SnapshotInfo, snapshotInfo, type VerifyResult, verifySnapshot } fr
 import { type TransferDeadline, transferDeadline } from "./transfer-deadline";
 
 /** A download that receives nothing for this long is given up (the next pull resumes it). */
-export const PULL_STALL_MS = 30_000;
+const PULL_STALL_MS = 30_000;
 /** A download that takes longer is given up too, so a body that drips cannot hold the pulls (the next one resumes it). */
-export const PULL_DEADLINE_MS = 10 * 60_000;
+const PULL_DEADLINE_MS = 10 * 60_000;
 /** The longest wait before a snapshot that arrived damaged is downloaded again. */
 const DAMAGED_RETRY_MAX_MS = 60 * 60_000;
 

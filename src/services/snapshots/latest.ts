@@ -8,7 +8,6 @@ import { join } from "node:path";
 import { snapshotFilesNewestFirst } from "../../domain/snapshot-files";
 import { SNAPSHOT_DIRECTORY, snapshotInfo } from "./export";
 
-
 export interface LatestSnapshot {
   path: string;
   bytes: number;

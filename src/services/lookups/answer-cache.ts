@@ -20,6 +20,7 @@
 
 import type { Ip } from "../../domain/ip";
 import { ExpiryQueue } from "../../index/expiry-queue";
+import { ArrivalQueue } from "./arrival-queue";
 
 /** What the lookups return when no answer is cached (or the cached one has expired). */
 export const NO_ANSWER = -1;
@@ -49,9 +50,13 @@ export class AnswerCache {
   private readonly byText = new Map<string, number>();
   /** The answers that expire, by time (see ExpiryQueue). */
   private readonly expiries = new ExpiryQueue<number | string>();
+  /** The answers in the order they were cached, for eviction (see ArrivalQueue). */
+  private readonly arrivals = new ArrivalQueue<number | string>();
+  /** Whether a queued (key, handle) is still the cached answer of its key. */
+  private readonly isCurrent = (key: number | string, handle: number): boolean => this.mapOf(key).get(key) === handle;
   private bodyAt = 0;
 
-  /** `limit`: answers kept at most; past it, each new answer evicts an old one (see `set`). */
+  /** `limit`: answers kept at most; past it, each new answer evicts the oldest one. */
   constructor(private readonly limit: number) {
     this.reset();
   }
@@ -82,10 +87,8 @@ export class AnswerCache {
   set(ip: Ip, body: string, expiresAt: number): void {
     this.drop(ip);
     if (this.size >= this.limit) {
-      // The oldest answer of one kind goes (a Map keeps insertion order), the kind chosen at random in
-      // proportion to the kinds' sizes, so each keeps a share like its share of new answers.
-      const from: Map<unknown, number> = Math.random() * this.size < this.byIpv4.size ? this.byIpv4 : this.byText;
-      this.dropFrom(from, from.keys().next().value);
+      const oldest = this.arrivals.takeOldest(this.isCurrent);
+      if (oldest !== undefined) this.dropFrom(this.mapOf(oldest), oldest);
     }
     const length = Buffer.byteLength(body, "utf8");
     if (length > MAX_ANSWER_BYTES) return;
@@ -98,6 +101,9 @@ export class AnswerCache {
     const key = ip.version === 4 ? ip.value : ip.text;
     if (typeof key === "number") this.byIpv4.set(key, handle);
     else this.byText.set(key, handle);
+    this.arrivals.push(key, handle);
+    // Dropped answers leave their entries behind: keep only the current ones when they are most of the queue.
+    if (this.arrivals.size > 2 * this.size + 1024) this.arrivals.retain(this.isCurrent);
     if (expiresAt < Number.POSITIVE_INFINITY) {
       this.expiries.push(expiresAt, key, handle);
       // Replaced and dropped answers leave their entries behind: start the queue over when they are most of it.
@@ -130,8 +136,7 @@ export class AnswerCache {
   settle(now: number): void {
     if (now > this.expiries.earliest) {
       this.expiries.popBefore(now, (key, handle) => {
-        const map: Map<unknown, number> = typeof key === "number" ? this.byIpv4 : this.byText;
-        if (map.get(key) === handle) this.dropFrom(map, key);
+        if (this.isCurrent(key, handle)) this.dropFrom(this.mapOf(key), key);
       });
     }
     if (this.released.length === 0) return;
@@ -191,6 +196,10 @@ export class AnswerCache {
     return this.bytes.byteLength;
   }
 
+  private mapOf(key: number | string): Map<number | string, number> {
+    return (typeof key === "number" ? this.byIpv4 : this.byText) as Map<number | string, number>;
+  }
+
   private dropFrom<K>(map: Map<K, number>, key: K): void {
     const handle = map.get(key);
     if (handle === undefined) return;
@@ -243,6 +252,7 @@ export class AnswerCache {
   /** An empty cache in a small arena. */
   private reset(): void {
     this.expiries.clear();
+    this.arrivals.clear();
     this.useArena(INITIAL_ARENA_BYTES);
     this.top = 0;
     this.liveBytes = 0;

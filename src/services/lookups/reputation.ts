@@ -112,7 +112,7 @@ const BULK_HEAD = '{"success":true,"data":{"results":[';
 const BULK_MIDDLE = '],"invalid":[';
 const BULK_TAIL = "]}}";
 /** Cached answers kept at most (about 300 bytes each). */
-const CACHE_LIMIT = 200_000;
+export const CACHE_LIMIT = 200_000;
 const iso = (ms: number): string | null => (Number.isNaN(ms) ? null : new Date(ms).toISOString());
 const utf8 = new TextDecoder();
 

@@ -2,7 +2,7 @@
 // table and any newer tables imported into <data-dir>/geo/, plus city (and country, ASN where it has them) from
 // an optional MaxMind-format database. Special-purpose addresses (private, loopback, documentation…) are unknown.
 
-import { Ipv4OwnerRanges, type OwnerPair } from "./ipv4-owner-ranges";
+import { Ipv4OwnerRanges, type OwnerGeo } from "./ipv4-owner-ranges";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { Reader } from "mmdb-lib";
@@ -72,8 +72,9 @@ function isSpecialIpv4(value: number): boolean {
   return false;
 }
 
-/** The pair of special-purpose space: nothing known (its id stays clear of the merged tables' ids). */
-const SPECIAL_PAIR: OwnerPair = { id: -1, countryCode: null, isp: null };
+/** What `ownerPairIdOfIpv4` answers when the enrichment has no merged table. */
+export const NO_OWNER_PAIR = -1;
+const NOTHING_KNOWN: OwnerGeo = { countryCode: null, isp: null };
 
 /** Whether an address is in special-purpose space that no geo source should answer for. */
 export function isSpecialPurpose(ip: Ip): boolean {
@@ -215,18 +216,26 @@ export class Enrichment {
   }
 
   /**
-   * The country code and network owner of an IPv4 address as `lookup` gives them, as one shared object per pair
-   * (never changed; its `id` is dense), or null when this enrichment has no merged table (several tables of a
-   * kind, or a MaxMind database). Valid until the imported tables change (`reloadImported`).
+   * The id of an IPv4 address's pair of country code and network owner, as `lookup` gives them (`ownerPairGeo`
+   * tells them), or NO_OWNER_PAIR when this enrichment has no merged table (several tables of a kind, or a
+   * MaxMind database). Ids are dense from 0; special-purpose space, where nothing is known, is the id after the
+   * table's last. Valid until the imported tables change (`reloadImported`).
    */
-  ownerPairOfIpv4(value: number): OwnerPair | null {
+  ownerPairIdOfIpv4(value: number): number {
     const owners = this.ownersV4 === undefined ? this.prepareOwnerRanges() : this.ownersV4;
-    if (owners === null) return null;
-    return isSpecialIpv4(value) ? SPECIAL_PAIR : owners.pairOf(value);
+    if (owners === null) return NO_OWNER_PAIR;
+    return isSpecialIpv4(value) ? owners.pairCount : owners.pairIdOf(value);
+  }
+
+  /** The country code and network owner of a pair id from `ownerPairIdOfIpv4`. */
+  ownerPairGeo(id: number): OwnerGeo {
+    const owners = this.ownersV4;
+    if (owners === null || owners === undefined) throw new Error("no merged table of country and owner");
+    return id === owners.pairCount ? NOTHING_KNOWN : owners.geoOfPair(id);
   }
 
   /**
-   * Builds the merged table of `ownerPairOfIpv4` now (about 50-100 ms at the built-in data's size) rather than at
+   * Builds the merged table of `ownerPairIdOfIpv4` now (about 50-100 ms at the built-in data's size) rather than at
    * the first lookup that needs it: a server calls this once it listens. Null when the tables do not allow one:
    * several tables of a kind (the first with an answer wins, per address) or a MaxMind database.
    */

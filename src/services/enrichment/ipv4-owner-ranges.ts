@@ -8,35 +8,16 @@
 import { countryName } from "../../domain/countries";
 import { type RangeTable, searchV4Bucketed, v4Buckets } from "../../index/range-table";
 
-/** What an unreported address's answer shows of its place: one shared object per pair, never changed. */
-export interface OwnerPair {
-  /** Dense, from 0: an index for whoever keeps something per pair. */
-  readonly id: number;
+/** What an unreported address's answer shows of its place. */
+export interface OwnerGeo {
   readonly countryCode: string | null;
   readonly isp: string | null;
-}
-
-/** A pair of the merged table: the owner's name is decoded when first asked for, not at build time. */
-class TablePair implements OwnerPair {
-  constructor(
-    readonly id: number,
-    readonly countryCode: string | null,
-    private readonly asnTable: RangeTable,
-    private readonly record: number,
-  ) {}
-
-  get isp(): string | null {
-    return this.asnTable.orgAt(this.record);
-  }
 }
 
 /** Owner indexes fit below this (a pair is keyed by countryIndex * ORG_LIMIT + org). */
 const ORG_LIMIT = 2 ** 26;
 
 export class Ipv4OwnerRanges {
-  /** Pair objects are made when first found (most of the ~100k pairs are never asked for). */
-  private readonly pairs: (OwnerPair | undefined)[];
-
   private constructor(
     private readonly starts: Uint32Array,
     private readonly pairIds: Uint32Array,
@@ -46,9 +27,11 @@ export class Ipv4OwnerRanges {
     private readonly records: Uint32Array,
     private readonly countryTable: RangeTable,
     private readonly asnTable: RangeTable,
-  ) {
-    // Filled, not holed: one plain array of pointers, read by index on every lookup.
-    this.pairs = new Array<OwnerPair | undefined>(countryIndexes.length).fill(undefined);
+  ) {}
+
+  /** Pairs in the table: their ids are 0 to pairCount - 1. */
+  get pairCount(): number {
+    return this.countryIndexes.length;
   }
 
   /** The merged table of a country table and an ASN table, or null when the ASN table has too many owners. */
@@ -95,17 +78,18 @@ export class Ipv4OwnerRanges {
     return new Ipv4OwnerRanges(merged, pairIds.slice(0, n), v4Buckets(merged), Uint32Array.from(countryIndexes), Uint32Array.from(records), countryTable, asnTable);
   }
 
-  /** The pair of an IPv4 address (its value), special-purpose space not excluded: the caller checks that first. */
-  pairOf(value: number): OwnerPair {
-    const id = this.pairIds[searchV4Bucketed(this.starts, this.buckets, value)];
-    return this.pairs[id] ?? this.makePair(id);
+  /**
+   * The id of an IPv4 address's pair (its value), special-purpose space not excluded: the caller checks that
+   * first. Nothing is made per pair here: whoever keeps something per pair keeps it by id.
+   */
+  pairIdOf(value: number): number {
+    return this.pairIds[searchV4Bucketed(this.starts, this.buckets, value)];
   }
 
-  private makePair(id: number): OwnerPair {
+  /** The country code and owner of a pair, made when asked (the owner's name is decoded each time). */
+  geoOfPair(id: number): OwnerGeo {
     const code = this.countryTable.countryCodeAt(this.countryIndexes[id]);
     // As Enrichment.lookup: a code without a country name (ZZ, unassigned) means unknown.
-    const pair = new TablePair(id, countryName(code) === null ? null : code, this.asnTable, this.records[id]);
-    this.pairs[id] = pair;
-    return pair;
+    return { countryCode: countryName(code) === null ? null : code, isp: this.asnTable.orgAt(this.records[id]) };
   }
 }

@@ -83,19 +83,23 @@ export class AnswerCache {
   // -------------------------------------------------------------------------------------------------------
   // Setting and dropping
 
-  /** Caches the answer for `ip`, valid until `expiresAt` (ms; Infinity for an address with no reports). */
-  set(ip: Ip, body: string, expiresAt: number): void {
+  /**
+   * Caches the answer for `ip` (its body as text, or as UTF-8 bytes), valid until `expiresAt` (ms; Infinity for an
+   * address with no reports).
+   */
+  set(ip: Ip, body: string | Uint8Array, expiresAt: number): void {
     this.drop(ip);
     if (this.size >= this.limit) {
       const oldest = this.arrivals.takeOldest(this.isCurrent);
       if (oldest !== undefined) this.dropFrom(this.mapOf(oldest), oldest);
     }
-    const length = Buffer.byteLength(body, "utf8");
+    const length = typeof body === "string" ? Buffer.byteLength(body, "utf8") : body.length;
     if (length > MAX_ANSWER_BYTES) return;
     const size = slotBytes(length);
     const offset = this.allocate(size);
     this.times[offset / HEADER_BYTES] = expiresAt;
-    this.bytes.write(body, offset + HEADER_BYTES, length, "utf8");
+    if (typeof body === "string") this.bytes.write(body, offset + HEADER_BYTES, length, "utf8");
+    else this.plain.set(body, offset + HEADER_BYTES);
     this.liveBytes += size;
     const handle = offset * LENGTH_BITS + length;
     const key = ip.version === 4 ? ip.value : ip.text;
@@ -178,6 +182,12 @@ export class AnswerCache {
 
   putText(text: string): void {
     this.bodyAt += this.bytes.write(text, this.bodyAt, "utf8");
+  }
+
+  /** Appends bytes from outside the arena (never a view of it: see putAnswer for those). */
+  putBytes(bytes: Uint8Array): void {
+    this.plain.set(bytes, this.bodyAt);
+    this.bodyAt += bytes.length;
   }
 
   putByte(byte: number): void {

@@ -16,7 +16,7 @@ import { inTransaction, type Store } from "../../store/database";
 import type { AddressScorer } from "../reports/scorer";
 import type { Allowlist } from "../allowlist/allowlist";
 import { AnswerCache, lengthOf, NO_ANSWER } from "./answer-cache";
-import type { OwnerPair } from "../enrichment/ipv4-owner-ranges";
+import { ByteScratch } from "./byte-scratch";
 import { UnreportedAnswers } from "./unreported-answers";
 import type { NetworkView } from "../feeds/listed-networks";
 
@@ -31,8 +31,12 @@ export interface GeoInfo {
 
 export interface GeoLookup {
   lookup(ip: Ip): GeoInfo;
-  /** The country code and owner of an IPv4 address in one search, when the enrichment can (else null). */
-  ownerPairOfIpv4?(value: number): OwnerPair | null;
+  /**
+   * The id of an IPv4 address's pair of country code and owner, in one search, when the enrichment can (else a
+   * negative number); `ownerPairGeo` tells the pair.
+   */
+  ownerPairIdOfIpv4?(value: number): number;
+  ownerPairGeo?(id: number): { countryCode: string | null; isp: string | null };
 }
 
 /** `data` of `GET /v1/ip/{ip}/reputation` (5.2) and of each bulk result (5.9). */
@@ -113,6 +117,15 @@ const BULK_MIDDLE = '],"invalid":[';
 const BULK_TAIL = "]}}";
 /** Cached answers kept at most (about 300 bytes each). */
 export const CACHE_LIMIT = 200_000;
+/**
+ * An unreported address's answer written in the scratch (its data object, between the envelope's head and "}"),
+ * named by one negative number: cache handles are >= 0 and NO_ANSWER is -1, so a bulk check's answers stay one
+ * array of numbers and texts.
+ */
+const SPAN_UNIT = 2 ** 21;
+const scratchSpan = (start: number, length: number): number => -2 - (start * SPAN_UNIT + length);
+const spanStart = (span: number): number => Math.floor((-2 - span) * (1 / SPAN_UNIT));
+const spanLength = (span: number): number => -2 - span - spanStart(span) * SPAN_UNIT;
 const iso = (ms: number): string | null => (Number.isNaN(ms) ? null : new Date(ms).toISOString());
 const utf8 = new TextDecoder();
 
@@ -137,7 +150,11 @@ export function createReputation(deps: {
   // Addresses nobody reported (most of what is asked) are answered from a template; only one asked a second time
   // gets a cached answer, so an address asked once costs no entry and no eviction.
   // The template's address is left empty: each answer puts its own in.
-  const unreported = new UnreportedAnswers((g) => computeData("", NOT_FOUND, g));
+  const unreported = new UnreportedAnswers(
+    (g) => computeData("", NOT_FOUND, g),
+    (id) => geo.ownerPairGeo!(id),
+  );
+  const scratch = new ByteScratch();
   index.onAddressChanged = (ip) => {
     cache.drop(ip);
     unreported.forget(ip);
@@ -180,14 +197,31 @@ export function createReputation(deps: {
     return data;
   }
 
-  /** What an unreported address's answer shows of its place: the merged table's pair where there is one. */
-  function unreportedGeo(ip: Ip): GeoInfo | OwnerPair {
-    return (ip.version === 4 ? geo.ownerPairOfIpv4?.(ip.value) : null) ?? geo.lookup(ip);
+  /** What an unreported address's answer shows of its place: the merged table's pair id where there is one. */
+  function unreportedGeo(ip: Ip): GeoInfo | number {
+    const id = ip.version === 4 && geo.ownerPairIdOfIpv4 !== undefined ? geo.ownerPairIdOfIpv4(ip.value) : -1;
+    return id >= 0 ? id : geo.lookup(ip);
+  }
+
+  /**
+   * An unreported address's answer, written in the scratch as a single lookup's whole body; its data object is
+   * the span returned. Asked once: no cached answer. Asked again: it is worth one (a bulk check's usual list, a
+   * busy client).
+   */
+  function unreportedAnswer(ip: Ip): number {
+    const start = scratch.at;
+    scratch.putAscii(BODY_HEAD);
+    const askedBefore = unreported.write(ip, unreportedGeo(ip), scratch);
+    const dataEnd = scratch.at;
+    scratch.putByte(0x7d); // "}"
+    if (askedBefore) cache.set(ip, scratch.view(start, scratch.at), Number.POSITIVE_INFINITY);
+    return scratchSpan(start + BODY_HEAD.length, dataEnd - start - BODY_HEAD.length);
   }
 
   /**
    * One address's answer: the handle of its cached body, or, when nothing valid was cached, the data object
-   * computed now (with `cached: false`) as JSON text, after caching the body for the next request. A cached
+   * computed now (with `cached: false`) as JSON text, after caching the body for the next request, or for an
+   * unreported address the span of its answer in the scratch (reset it at the start of the request). A cached
    * answer is valid until the address's oldest counting report passes retention (the same test as freshSlot's),
    * an unknown address's until something about it changes in the index.
    */
@@ -195,12 +229,7 @@ export function createReputation(deps: {
     const hit = cache.of(ip);
     if (hit !== NO_ANSWER) return hit;
     const slot = freshSlot(ip, now);
-    if (slot === NOT_FOUND) {
-      const text = unreported.dataText(ip, unreportedGeo(ip));
-      // Asked once: no cached answer. Asked again: it is worth one (a bulk check's usual list, a busy client).
-      if (unreported.askedBefore) cache.set(ip, `${BODY_HEAD}${text}}`, Number.POSITIVE_INFINITY);
-      return text;
-    }
+    if (slot === NOT_FOUND) return unreportedAnswer(ip);
     const expiresAt = index.firstSeen[slot] + retentionMs;
     const data = computeData(ip.text, slot, geo.lookup(ip));
     const answeredNow = JSON.stringify(data);
@@ -212,8 +241,12 @@ export function createReputation(deps: {
   function reputationBody(ip: Ip): string | Uint8Array {
     const now = clock.now();
     cache.settle(now);
+    scratch.reset();
     const answer = answerOf(ip, now);
-    return typeof answer === "number" ? cache.viewOf(answer) : `${BODY_HEAD}${answer}}`;
+    if (typeof answer === "string") return `${BODY_HEAD}${answer}}`;
+    if (answer >= 0) return cache.viewOf(answer);
+    const start = spanStart(answer);
+    return scratch.view(start - BODY_HEAD.length, start + spanLength(answer) + 1);
   }
 
   /**
@@ -224,8 +257,10 @@ export function createReputation(deps: {
   function bulkBody(inputs: BulkInputs): Uint8Array {
     const now = clock.now();
     cache.settle(now);
+    scratch.reset();
     const { count: n, ipv4, others } = inputs;
-    // Per input: a cached answer's handle, the JSON of an answer computed now, or null for an invalid input.
+    // Per input: a cached answer's handle, the JSON of an answer computed now, an unreported answer's span in the
+    // scratch, or null for an invalid input.
     const answers: (number | string | null)[] = new Array(n);
     for (let i = 0; i < n; i++) {
       if (ipv4[i] >= 0) {
@@ -250,7 +285,8 @@ export function createReputation(deps: {
         }
         answer = answers[i] = answerOf(parsed, now);
       }
-      size += typeof answer === "number" ? lengthOf(answer) - BODY_HEAD.length - 1 : Buffer.byteLength(answer, "utf8");
+      if (typeof answer === "string") size += Buffer.byteLength(answer, "utf8");
+      else size += answer >= 0 ? lengthOf(answer) - BODY_HEAD.length - 1 : spanLength(answer);
     }
     size += Buffer.byteLength(invalid, "utf8");
 
@@ -262,8 +298,9 @@ export function createReputation(deps: {
       if (answer === null) continue;
       if (!first) cache.putByte(0x2c); // ","
       first = false;
-      if (typeof answer === "number") cache.putAnswer(answer, BODY_HEAD.length, 1);
-      else cache.putText(answer);
+      if (typeof answer === "string") cache.putText(answer);
+      else if (answer >= 0) cache.putAnswer(answer, BODY_HEAD.length, 1);
+      else cache.putBytes(scratch.view(spanStart(answer), spanStart(answer) + spanLength(answer)));
     }
     cache.putText(BULK_MIDDLE);
     cache.putText(invalid);

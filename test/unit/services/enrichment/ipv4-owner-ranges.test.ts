@@ -3,14 +3,15 @@
 
 import { describe, expect, test } from "bun:test";
 import { ipv4FromNumber } from "../../../../src/domain/ip";
-import { openEnrichment, type Enrichment } from "../../../../src/services/enrichment/enrichment";
+import { NO_OWNER_PAIR, openEnrichment, type Enrichment } from "../../../../src/services/enrichment/enrichment";
 import { rng } from "../../../support/random";
 
 function expectSameAnswers(enrichment: Enrichment, values: Iterable<number>): number {
   let checked = 0;
   for (const value of values) {
-    const pair = enrichment.ownerPairOfIpv4(value);
-    if (pair === null) throw new Error("no merged table");
+    const id = enrichment.ownerPairIdOfIpv4(value);
+    if (id === NO_OWNER_PAIR) throw new Error("no merged table");
+    const pair = enrichment.ownerPairGeo(id);
     const slow = enrichment.lookup(ipv4FromNumber(value));
     if (pair.countryCode !== slow.countryCode || pair.isp !== slow.isp) {
       throw new Error(`${ipv4FromNumber(value).text}: merged ${pair.countryCode}/${pair.isp}, lookup ${slow.countryCode}/${slow.isp}`);
@@ -43,11 +44,15 @@ describe("Ipv4OwnerRanges on the built-in enrichment", () => {
     expect(expectSameAnswers(enrichment, edges)).toBe(edges.size);
   });
 
-  test("pairs are shared objects with dense ids", async () => {
+  test("addresses of one owner and country share a pair id; special-purpose space is the id past the table's", async () => {
     const enrichment = await openEnrichment();
-    const a = enrichment.ownerPairOfIpv4(0x08080808)!;
-    expect(enrichment.ownerPairOfIpv4(0x08080404)).toBe(a); // 8.8.4.4: the same owner and country as 8.8.8.8
-    expect(a.id).toBeGreaterThanOrEqual(0);
-    expect(a).toMatchObject({ countryCode: "US", isp: "Google LLC" });
+    const a = enrichment.ownerPairIdOfIpv4(0x08080808);
+    expect(enrichment.ownerPairIdOfIpv4(0x08080404)).toBe(a); // 8.8.4.4: the same owner and country as 8.8.8.8
+    expect(a).toBeGreaterThanOrEqual(0);
+    expect(enrichment.ownerPairGeo(a)).toEqual({ countryCode: "US", isp: "Google LLC" });
+    const special = enrichment.ownerPairIdOfIpv4(0x7f000001);
+    expect(special).toBe(enrichment.ownerPairIdOfIpv4(0xc0a80101));
+    expect(special).toBeGreaterThan(a);
+    expect(enrichment.ownerPairGeo(special)).toEqual({ countryCode: null, isp: null });
   });
 });

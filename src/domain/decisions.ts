@@ -3,7 +3,7 @@
 // stays listed, across restarts), a Go duration, and a refresh rule that re-sends an entry before it runs out in the
 // bouncer's firewall.
 
-import { formatIpv4, formatIpv6 } from "./ip";
+import { formatIpv6 } from "./ip";
 
 /** 596 hours: ipset's longest timeout (2,147,483 s) rounded down to hours; also the default. */
 export const MAX_DECISION_DURATION_SECONDS = 596 * 3600;
@@ -13,14 +13,6 @@ const V6_ID_BASE = 2 ** 40;
 
 export function v4DecisionId(address: number, prefixLength: number): number {
   return 1 + address * 64 + prefixLength;
-}
-
-/** The value and scope of an IPv4 decision id. */
-export function v4DecisionOf(id: number): { value: string; scope: "Ip" | "Range" } {
-  const n = id - 1;
-  const prefixLength = n % 64;
-  const address = (n - prefixLength) / 64;
-  return prefixLength === 32 ? { value: formatIpv4(address), scope: "Ip" } : { value: `${formatIpv4(address)}/${prefixLength}`, scope: "Range" };
 }
 
 export const isV6DecisionId = (id: number): boolean => id >= V6_ID_BASE;

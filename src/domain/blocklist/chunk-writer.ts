@@ -62,9 +62,19 @@ export class ChunkWriter {
     this.pos = p;
   }
 
-  /** A non-negative integer in decimal. */
+  /** A non-negative integer (below 2^53) in decimal, with no string made for it. */
   uint(n: number): void {
-    this.ascii(String(n));
+    let digits = 1;
+    for (let power = 10; power <= n; power *= 10) digits++;
+    this.ensure(digits);
+    const b = this.buf;
+    let rest = n;
+    for (let p = this.pos + digits - 1; p >= this.pos; p--) {
+      const next = Math.floor(rest / 10);
+      b[p] = 48 + (rest - next * 10);
+      rest = next;
+    }
+    this.pos += digits;
   }
 
   /** A dotted quad, from the address as an unsigned 32-bit number. */

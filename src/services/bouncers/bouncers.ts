@@ -5,7 +5,7 @@
 
 import type { Category } from "../../domain/categories";
 import type { Clock } from "../../domain/clock";
-import { MAX_DECISION_DURATION_SECONDS, decisionScope, isV6DecisionId, v4DecisionId, v4DecisionOf, v6DecisionId, v6DecisionValue } from "../../domain/decisions";
+import { MAX_DECISION_DURATION_SECONDS, decisionScope, isV6DecisionId, v4DecisionId, v6DecisionId, v6DecisionValue } from "../../domain/decisions";
 import { type Cidr, type Ip, ipv4Mask } from "../../domain/ip";
 import type { Principal } from "../../domain/principal";
 import { RISK_LEVELS, type RiskLevel } from "../../domain/risk";
@@ -17,6 +17,9 @@ import { type DecisionFilter, type DecisionList, currentDecisions } from "./deci
 import { decisionJson, planPull, streamPull } from "./decision-stream";
 
 const DEFAULT_FILTER: DecisionFilter = { minimumRisk: "HIGH", categories: null, expandNetworks: false };
+/** A decision's scenario by the risk level of its entry (one string each, not one per decision). */
+const SCENARIO_BY_RISK = RISK_LEVELS.map((risk) => `abuse-intel/${risk.toLowerCase()}`);
+const LISTED_SCENARIO = "abuse-intel/listed";
 
 export interface PullOptions {
   startup: boolean;
@@ -99,16 +102,16 @@ export class Bouncers {
     const words = new Uint32Array(4);
     for (let len = top; len >= 0; len--) {
       let id: number;
-      let found: { value: string; scope: "Ip" | "Range" };
+      // An IPv4 id carries its address and prefix length; an IPv6 one's value is written from the text.
+      let v6Value: string | null = null;
       if (ip.version === 4) {
         id = v4DecisionId((ip.value & ipv4Mask(len)) >>> 0, len);
-        found = v4DecisionOf(id);
       } else {
         for (let w = 0; w < 4; w++) words[w] = (ip.words[w] & ipv4Mask(Math.min(32, Math.max(0, len - 32 * w)))) >>> 0;
         id = v6DecisionId(words, len);
-        found = v6DecisionValue(words, len);
+        v6Value = v6DecisionValue(words, len).value;
       }
-      if (includes(list.ids, id)) out.push(decisionJson(id, found.value, found.scope, duration, now + duration * 1000, this.scenarioOf(id)));
+      if (includes(list.ids, id)) out.push(decisionJson(id, v6Value, duration, now + duration * 1000, this.scenarioOf(id)));
     }
     return out.length === 0 ? null : `[${out.join(",")}]`;
   }
@@ -153,8 +156,7 @@ export class Bouncers {
       slot = index.v4.getPrefix(address, len);
       if (slot === NOT_FOUND) slot = index.v4.longestMatch(address);
     }
-    const risk = slot === NOT_FOUND ? null : RISK_LEVELS[index.risk[slot]];
-    return `abuse-intel/${(risk ?? "listed").toLowerCase()}`;
+    return slot === NOT_FOUND ? LISTED_SCENARIO : (SCENARIO_BY_RISK[index.risk[slot]] ?? LISTED_SCENARIO);
   }
 
 }

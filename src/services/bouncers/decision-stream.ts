@@ -2,7 +2,8 @@
 // cursor), and the body, rendered in chunks so a million decisions start at once and never sit in memory as one
 // string. The cursor that the caller commits once the body was sent whole comes with the plan.
 
-import { goDuration, isV6DecisionId, needsRefresh, v4DecisionOf } from "../../domain/decisions";
+import { ChunkWriter } from "../../domain/blocklist/chunk-writer";
+import { goDuration, isV6DecisionId, needsRefresh } from "../../domain/decisions";
 import type { CursorRow } from "../../store/bouncers";
 import type { DecisionList } from "./decision-list";
 
@@ -92,28 +93,72 @@ function withKept(ids: Float64Array, sentAt: Uint32Array, cursor: CursorRow, kep
 }
 
 /** A decision as CrowdSec's LAPI writes it: every field present and non-null. */
-export function decisionJson(id: number, value: string, scope: "Ip" | "Range", secondsLeft: number, untilMs: number, scenario: string): string {
-  return decisionWriter(secondsLeft, untilMs)(id, value, scope, scenario);
+export function decisionJson(id: number, v6Value: string | null, secondsLeft: number, untilMs: number, scenario: string): string {
+  const w = new ChunkWriter(512);
+  decisionWriter(secondsLeft, untilMs)(w, id, v6Value, scenario);
+  return utf8.decode(w.take());
 }
 
-/** Writes decisions that share a duration and an end (those of one answer), with those parts made once. */
-export function decisionWriter(secondsLeft: number, untilMs: number): (id: number, value: string, scope: "Ip" | "Range", scenario: string) => string {
+/**
+ * Writes decisions that share a duration and an end (those of one answer) as bytes, with those parts made once:
+ * a million of them as strings were tens of millions of small strings for the collector, and the server's memory
+ * grew by up to the body's size while it streamed. `v6Value` is an IPv6 decision's value (null for IPv4: its id
+ * carries the address and prefix length). Returns false, writing nothing, for an IPv6 id whose value is unknown.
+ */
+export function decisionWriter(secondsLeft: number, untilMs: number): (w: ChunkWriter, id: number, v6Value: string | null | undefined, scenario: string) => boolean {
   const tail = `","duration":"${goDuration(secondsLeft)}","until":"${new Date(untilMs).toISOString().slice(0, 19)}Z","scenario":"`;
-  return (id, value, scope, scenario) => {
-    const hex = id.toString(16).padStart(20, "0");
-    return `{"id":${id},"uuid":"ab5e1ce0-${hex.slice(0, 4)}-4${hex.slice(4, 7)}-8${hex.slice(7, 10)}-${hex.slice(10, 20)}00","origin":"abuse-intel","type":"ban","scope":"${scope}","value":"${value}${tail}${scenario}"}`;
+  return (w, id, v6Value, scenario) => {
+    const v6 = isV6DecisionId(id);
+    if (v6 && (v6Value === null || v6Value === undefined)) return false;
+    w.ascii('{"id":');
+    w.uint(id);
+    // The uuid is the id's 20 hex digits in a fixed frame: ab5e1ce0-hhhh-4hhh-8hhh-hhhhhhhhhh00.
+    w.ascii(',"uuid":"ab5e1ce0-');
+    hexDigits(w, id, 0, 4);
+    w.ascii("-4");
+    hexDigits(w, id, 4, 7);
+    w.ascii("-8");
+    hexDigits(w, id, 7, 10);
+    w.byte(0x2d); // "-"
+    hexDigits(w, id, 10, 20);
+    w.ascii('00","origin":"abuse-intel","type":"ban","scope":"');
+    if (v6) {
+      const value = v6Value as string;
+      w.ascii(value.includes("/") ? 'Range","value":"' : 'Ip","value":"');
+      w.ascii(value);
+    } else {
+      const n = id - 1;
+      const prefixLength = n % 64;
+      w.ascii(prefixLength === 32 ? 'Ip","value":"' : 'Range","value":"');
+      w.ipv4((n - prefixLength) / 64);
+      if (prefixLength !== 32) {
+        w.byte(0x2f); // "/"
+        w.uint(prefixLength);
+      }
+    }
+    w.ascii(tail);
+    w.ascii(scenario);
+    w.ascii('"}');
+    return true;
   };
 }
 
-/** The value and scope of a decision id, given the IPv6 values known for it. */
-function valueOf(id: number, v6Values: Record<string, string>): { value: string; scope: "Ip" | "Range" } | null {
-  if (!isV6DecisionId(id)) return v4DecisionOf(id);
-  const value = v6Values[id];
-  return value === undefined ? null : { value, scope: value.includes("/") ? "Range" : "Ip" };
+const HEX = "0123456789abcdef";
+
+/** Hex digits `from` to `to` of `id` written as 20 (80 bits, most significant first; ids are below 2^53). */
+function hexDigits(w: ChunkWriter, id: number, from: number, to: number): void {
+  const high = Math.floor(id / 2 ** 32);
+  const low = id >>> 0;
+  for (let k = from; k < to; k++) {
+    const shift = 4 * (19 - k);
+    const nibble = shift >= 64 ? 0 : shift >= 32 ? (high >>> (shift - 32)) & 15 : (low >>> shift) & 15;
+    w.byte(HEX.charCodeAt(nibble));
+  }
 }
 
-const DECISIONS_PER_CHUNK = 2048;
-const encoder = new TextEncoder();
+/** About this many bytes per chunk of the stream. */
+const CHUNK_BYTES = 256 * 1024;
+const utf8 = new TextDecoder();
 
 export interface StreamBody {
   stream: ReadableStream<Uint8Array>;
@@ -136,6 +181,7 @@ export function streamPull(plan: PullPlan, nowMs: number, durationSeconds: numbe
   let headerWritten = false;
   const values = plan.next.v6Values;
   const write = decisionWriter(durationSeconds, nowMs + durationSeconds * 1000);
+  const w = new ChunkWriter(CHUNK_BYTES);
   return new ReadableStream<Uint8Array>({
     pull(controller) {
       if (finished) {
@@ -143,21 +189,19 @@ export function streamPull(plan: PullPlan, nowMs: number, durationSeconds: numbe
         controller.close();
         return;
       }
-      let text = opened ? "" : "{";
+      if (!opened) w.byte(0x7b); // "{"
       opened = true;
-      let written = 0;
-      while (section < sections.length && written < DECISIONS_PER_CHUNK) {
+      while (section < sections.length && !w.full) {
         const [name, ids] = sections[section];
         if (!headerWritten) {
-          text += `${section === 0 ? "" : "],"}"${name}":[`;
+          w.ascii(`${section === 0 ? "" : "],"}"${name}":[`);
           headerWritten = true;
         }
-        for (; at < ids.length && written < DECISIONS_PER_CHUNK; at++, written++) {
+        for (; at < ids.length && !w.full; at++) {
           const id = ids[at];
-          const v = valueOf(id, values);
-          if (v === null) continue;
-          text += `${firstInSection ? "" : ","}${write(id, v.value, v.scope, name === "new" ? scenario(id) : "abuse-intel/delisted")}`;
-          firstInSection = false;
+          if (!firstInSection) w.byte(0x2c); // ","
+          if (write(w, id, isV6DecisionId(id) ? values[id] : null, name === "new" ? scenario(id) : "abuse-intel/delisted")) firstInSection = false;
+          else if (!firstInSection) w.pos--; // nothing written after the comma: take it back
         }
         if (at >= ids.length) {
           section++;
@@ -167,10 +211,10 @@ export function streamPull(plan: PullPlan, nowMs: number, durationSeconds: numbe
         }
       }
       if (section >= sections.length) {
-        text += "]}";
+        w.ascii("]}");
         finished = true;
       }
-      controller.enqueue(encoder.encode(text));
+      controller.enqueue(w.take());
     },
   });
 }

@@ -1,7 +1,8 @@
 // Benchmark of the CrowdSec decisions stream (issue 14), over HTTP on a real port, with 1 M listed addresses:
 // - the startup answer, fetched by curl in its own process: time to first byte (target < 1 s) and to the whole
-//   body, its size, and the server's RSS while it streams (this process is the server; target: flat, i.e. the
-//   second half of the body adds under 25 MiB: the answer is never held whole);
+//   body, its size, and the server's RSS while it streams (this process is the server; targets: flat, i.e. the
+//   highest RSS of the body's second half within 25 MiB of the first half's, and a peak below the body's size:
+//   the answer is never held whole);
 // - the delta pull with nothing changed, beside a reputation lookup over the same connection kind in the same run
 //   (the ceiling: a pull should cost a bounded number of lookups, here at most 2,000, as it walks the list).
 // Run: npx bun test/bench/decisions.bench.ts
@@ -43,16 +44,23 @@ const first = ttfb * 1000;
 const whole = total * 1000;
 const bytes = size;
 // Flat: what the heap takes for the answer's garbage it takes early (JSC sizes its heap to the allocation
-// rate), and the second half of the body adds nothing; an answer held whole would grow RSS by its size.
-const rssAt = (fraction: number) => samples.filter(([t]) => t <= started + whole * fraction).at(-1)?.[1] ?? restingRss;
+// rate), and the second half of the body adds nothing; an answer held whole would grow RSS by its size. RSS
+// goes up and down with the collector (a saw-tooth of chunks waiting for it), so the halves are compared by
+// their highest RSS, not by two single samples, which landed on a tooth's top or bottom by chance.
+const highestIn = (from: number, to: number) =>
+  Math.max(restingRss, ...samples.filter(([t]) => t > started + whole * from && t <= started + whole * to).map(([, r]) => r));
 const peak = Math.max(...samples.map(([, r]) => r));
 const grew = (peak - restingRss) / 2 ** 20;
-const secondHalf = (rssAt(1) - rssAt(0.5)) / 2 ** 20;
+const secondHalf = (highestIn(0.5, 1) - highestIn(0, 0.5)) / 2 ** 20;
 console.log(
   `startup answer, ${ENTRIES.toLocaleString("en")} decisions: first byte ${fmt(first)} ms (target < 1000), whole body ${fmt(whole / 1000, 2)} s, ${fmt(bytes / 2 ** 20)} MiB; ` +
-    `server RSS ${fmt(restingRss / 2 ** 20, 0)} MiB at rest, peak +${fmt(grew)} MiB, second half of the body +${fmt(secondHalf)} MiB (target < 25: flat)`,
+    `server RSS ${fmt(restingRss / 2 ** 20, 0)} MiB at rest, peak +${fmt(grew)} MiB (target < the body's size), highest RSS of the body's second half +${fmt(secondHalf)} MiB over the first's (target < 25: flat)`,
 );
-results.push(["first byte < 1 s", first < 1000], ["RSS flat in the second half (< 25 MiB)", secondHalf < 25]);
+results.push(
+  ["first byte < 1 s", first < 1000],
+  ["RSS flat: the second half's highest within 25 MiB of the first's", secondHalf < 25],
+  ["never held whole: RSS grew by less than the body's size", grew < bytes / 2 ** 20],
+);
 
 // Delta pulls with nothing changed vs a reputation lookup, each the median of 21.
 const median = async (n: number, fn: () => Promise<unknown>) => {

@@ -120,7 +120,8 @@ export const CACHE_LIMIT = 200_000;
 /**
  * An unreported address's answer written in the scratch (its data object, between the envelope's head and "}"),
  * named by one negative number: cache handles are >= 0 and NO_ANSWER is -1, so a bulk check's answers stay one
- * array of numbers and texts.
+ * array of numbers and texts. A data object of SPAN_UNIT bytes or more (an imported owner's name may be of any
+ * length) does not fit and is answered as text.
  */
 const SPAN_UNIT = 2 ** 21;
 const scratchSpan = (start: number, length: number): number => -2 - (start * SPAN_UNIT + length);
@@ -205,17 +206,19 @@ export function createReputation(deps: {
 
   /**
    * An unreported address's answer, written in the scratch as a single lookup's whole body; its data object is
-   * the span returned. Asked once: no cached answer. Asked again: it is worth one (a bulk check's usual list, a
-   * busy client).
+   * the span returned (or its text, when too long for a span). Asked once: no cached answer. Asked again: it is
+   * worth one (a bulk check's usual list, a busy client).
    */
-  function unreportedAnswer(ip: Ip): number {
+  function unreportedAnswer(ip: Ip): number | string {
     const start = scratch.at;
     scratch.putAscii(BODY_HEAD);
     const askedBefore = unreported.write(ip, unreportedGeo(ip), scratch);
     const dataEnd = scratch.at;
     scratch.putByte(0x7d); // "}"
     if (askedBefore) cache.set(ip, scratch.view(start, scratch.at), Number.POSITIVE_INFINITY);
-    return scratchSpan(start + BODY_HEAD.length, dataEnd - start - BODY_HEAD.length);
+    const dataStart = start + BODY_HEAD.length;
+    if (dataEnd - dataStart >= SPAN_UNIT) return utf8.decode(scratch.view(dataStart, dataEnd));
+    return scratchSpan(dataStart, dataEnd - dataStart);
   }
 
   /**

@@ -16,6 +16,16 @@
 const DEFAULT_MAX_SLOTS = 1 << 19;
 const INITIAL_SLOTS = 1 << 12;
 
+/** Drawn once per process, so where an address lands in the tables cannot be known from outside. */
+const HASH_SEED = crypto.getRandomValues(new Uint32Array(1))[0];
+
+/** MurmurHash3's 32-bit finalizer: every input bit reaches every output bit. */
+function mix32(h: number): number {
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
 /** A set of 32-bit keys. Key 0 (0.0.0.0, ::) marks an empty slot, so it is kept aside in a flag. */
 class KeyTable {
   keys: Uint32Array;
@@ -106,14 +116,19 @@ class KeyTable {
     return key[at] === 0 && (this.width === 1 || (key[at + 1] | key[at + 2] | key[at + 3]) === 0);
   }
 
+  /**
+   * The key's first slot: each word mixed in with MurmurHash3's finalizer, starting from this process's random
+   * seed. Clients choose the addresses they ask about: with a fixed hash they could pick a stream of addresses
+   * that all start at one slot, and every lookup would walk their cluster (a review measured 84 µs an address
+   * after 64,000 of them, against 0.2 µs).
+   */
   private home(key: ArrayLike<number>, at: number): number {
-    let h = Math.imul(key[at] ^ 0x9e3779b9, 0x85ebca6b);
+    let h = mix32(HASH_SEED ^ key[at]);
     if (this.width === 4) {
-      h = Math.imul(h ^ key[at + 1], 0xc2b2ae35);
-      h = Math.imul(h ^ key[at + 2], 0x85ebca6b);
-      h = Math.imul(h ^ key[at + 3], 0xc2b2ae35);
+      h = mix32(h ^ key[at + 1]);
+      h = mix32(h ^ key[at + 2]);
+      h = mix32(h ^ key[at + 3]);
     }
-    h ^= h >>> 15;
     return h & this.mask;
   }
 }

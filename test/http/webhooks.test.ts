@@ -87,6 +87,21 @@ describe("POST /v1/webhooks", () => {
     expect((await bodyOf(res)).details.map((d: { field: string }) => d.field)).toEqual([field]);
   });
 
+  test("an account keeps at most 25 subscriptions: the next is 400 validation_failed and changes nothing", async () => {
+    const carol = await signIn("carol@example.com");
+    for (let i = 0; i < 25; i++) expect((await create(carol, { url: `${receiver.url}/${i}`, events: ["ping"] })).status).toBe(201);
+    const refused = await create(carol, { url: `${receiver.url}/25`, events: ["ping"] });
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ success: false, code: "validation_failed", details: [{ field: "url" }] });
+    const listed = (await (await h.call("GET", "/v1/webhooks", { headers: carol.auth })).json()) as { data: { id: string }[] };
+    expect(listed.data).toHaveLength(25);
+    // Another account is not held to carol's count; a deleted subscription makes room.
+    const dave = await signIn("dave@example.com");
+    expect((await create(dave, { url: `${receiver.url}/dave`, events: ["ping"] })).status).toBe(201);
+    expect((await h.call("DELETE", `/v1/webhooks/${listed.data[0]!.id}`, { headers: carol.auth })).status).toBe(200);
+    expect((await create(carol, { url: `${receiver.url}/25`, events: ["ping"] })).status).toBe(201);
+  });
+
   test("a body that is not an object is 400 bad_request", async () => {
     const res = await create(alice, ["https://example.com/"]);
     expect(res.status).toBe(400);

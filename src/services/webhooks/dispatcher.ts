@@ -24,8 +24,13 @@ export interface DispatcherOptions {
   intervalMs: number;
   maxInFlight: number;
   maxInFlightPerWebhook: number;
-  /** Outbox rows fanned out per transaction. */
+  /** Outbox rows fanned out per transaction at most. */
   fanOutBatch: number;
+  /**
+   * Deliveries made per transaction at most (at least one event is always taken): a pass holds the event loop
+   * for about this many inserts however many subscriptions receive each event.
+   */
+  fanOutDeliveries: number;
   /** Delivered and failed deliveries (with their attempts) are pruned this long after their last change. */
   retentionMs: number;
   /** Where unexpected failures of the dispatcher itself are reported (never per-attempt noise). */
@@ -38,6 +43,7 @@ export const DEFAULT_DISPATCHER_OPTIONS: DispatcherOptions = Object.freeze({
   maxInFlight: 8,
   maxInFlightPerWebhook: 4,
   fanOutBatch: 500,
+  fanOutDeliveries: 2_000,
   retentionMs: 30 * 86_400_000,
   log: (message: string) => console.error(`webhook dispatcher: ${message}`),
 });
@@ -90,6 +96,8 @@ export class WebhookDispatcher {
   private readonly abandon = new AbortController();
   private readonly counters: DispatchSummary = { events: 0, deliveriesCreated: 0, attempts: 0, delivered: 0, retried: 0, failed: 0 };
   private timer: ReturnType<typeof setInterval> | null = null;
+  /** Events the last fan-out asked for: when it got as many, more may be waiting. */
+  private lastBatch = 0;
   private nudged = false;
   private flushScheduled = false;
   private stopped = false;
@@ -191,9 +199,10 @@ export class WebhookDispatcher {
     if (!this.tables.hasUnfannedEvents()) return 0;
     const now = this.clock.now();
     const result = this.writeUnlessLocked(() => {
-      const rows = this.tables.unfannedEvents(this.options.fanOutBatch);
-      if (rows.length === 0) return { events: 0, deliveries: 0 };
       const subscriptions = this.tables.receivingSubscriptions().map((s) => ({ id: s.id, events: new Set(JSON.parse(s.events) as string[]) }));
+      this.lastBatch = Math.max(1, Math.min(this.options.fanOutBatch, Math.floor(this.options.fanOutDeliveries / Math.max(1, subscriptions.length))));
+      const rows = this.tables.unfannedEvents(this.lastBatch);
+      if (rows.length === 0) return { events: 0, deliveries: 0 };
       const { insertDelivery: insert, markFannedOut, dropEvents } = this.tables.fanOutWriters();
       let deliveries = 0;
       // Under heavy ingest with no subscriber, every report's event is one of these: deleted together.
@@ -245,7 +254,7 @@ export class WebhookDispatcher {
     if (this.stopped) return;
     try {
       const handled = this.fanOut();
-      if (handled === this.options.fanOutBatch) this.nudge();
+      if (handled > 0 && handled === this.lastBatch) this.nudge();
       const now = this.clock.now();
       if (now - this.lastPruneAt >= PRUNE_EVERY_MS && this.prune(now - this.options.retentionMs) !== null) this.lastPruneAt = now;
       this.launch();

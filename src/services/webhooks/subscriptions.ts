@@ -161,6 +161,12 @@ export function parseId(raw: string): number | null {
   return /^[1-9]\d{0,15}$/.test(raw) && Number.isSafeInteger(Number(raw)) ? Number(raw) : null;
 }
 
+/**
+ * Subscriptions an account may keep: every event is copied once per receiving subscription, so one account with
+ * thousands of them made every report cost thousands of deliveries for everyone's dispatcher.
+ */
+export const MAX_WEBHOOKS_PER_ACCOUNT = 25;
+
 export interface WebhookServiceDeps {
   store: Store;
   clock: Clock;
@@ -184,7 +190,15 @@ export class WebhookService {
   create(userId: number, input: NewWebhook): CreatedWebhookView {
     const now = this.clock.now();
     const secret = input.secret ?? generateSecret();
-    const row = this.table.insert({ userId, url: input.url, events: JSON.stringify(input.events), secret, active: true, createdAt: now, updatedAt: now });
+    const row = inTransaction(this.store, () => {
+      if (this.table.ofUser(userId).length >= MAX_WEBHOOKS_PER_ACCOUNT) {
+        throw validationFailed(
+          [{ field: "url", message: `an account keeps at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks; delete one first` }],
+          `At most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks per account`,
+        );
+      }
+      return this.table.insert({ userId, url: input.url, events: JSON.stringify(input.events), secret, active: true, createdAt: now, updatedAt: now });
+    });
     return { id: String(row.id), url: row.url, events: input.events, active: row.active, secret, createdAt: isoTime(now) };
   }
 

@@ -207,6 +207,21 @@ describe("fan-out", () => {
     expect(r.requests).toHaveLength(0);
   });
 
+  test("a pass makes at most fanOutDeliveries deliveries however many subscriptions receive each event", () => {
+    const users = [addUser(store, "a@example.com"), addUser(store, "b@example.com")];
+    for (let i = 0; i < 40; i++) webhooks.create(users[i % 2]!, { url: `http://127.0.0.1:9/${i}`, events: ["ip.reported"], secret: SECRET });
+    for (let i = 1; i <= 25; i++) report(store, i);
+    const d = dispatcher({ fanOutBatch: 500, fanOutDeliveries: 100 });
+
+    // 100 deliveries / 40 subscriptions: two events a pass; the outbox empties over passes all the same.
+    expect(d.fanOut()).toBe(2);
+    expect(deliveriesOf()).toHaveLength(80);
+    let passes = 1;
+    while (d.fanOut() > 0) passes++;
+    expect(passes).toBe(13);
+    expect(deliveriesOf()).toHaveLength(25 * 40);
+  });
+
   test("events fan out in batches until the outbox is empty", async () => {
     const r = receiver();
     webhooks.create(addUser(store, "a@example.com"), { url: r.url, events: ["ip.reported"], secret: SECRET });

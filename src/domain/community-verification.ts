@@ -18,6 +18,10 @@ export interface GroupReport {
 export function verifiablePending(reports: readonly GroupReport[], since: number, windowMs: number, minReporters: number): Set<number> {
   const out = new Set<number>();
   let end = 0;
+  // Reports before this index are already in `out` if pending. Spans only move forward, so a qualifying span
+  // adds only what lies past the last one: each report is looked at once, not once per span that holds it (a
+  // group flooded with N reports in 7 days cost ~N²/2 steps, 4 s at 40,000).
+  let added = 0;
   const count = new Map<number, number>();
   for (let start = 0; start < reports.length; start++) {
     const limit = reports[start].createdAt + windowMs;
@@ -27,7 +31,8 @@ export function verifiablePending(reports: readonly GroupReport[], since: number
     }
     // The span [start, end): the reports within windowMs of the start one.
     if (count.size >= minReporters && reports[end - 1].createdAt >= since) {
-      for (let i = start; i < end; i++) if (reports[i].status === "pending") out.add(reports[i].id);
+      for (let i = Math.max(start, added); i < end; i++) if (reports[i].status === "pending") out.add(reports[i].id);
+      added = end;
     }
     const first = reports[start].reporterId;
     const left = (count.get(first) ?? 0) - 1;

@@ -194,8 +194,11 @@ export class ReportService {
       // The commit itself failed: nothing of the batch is stored.
       if (!final && isBusyError(error)) {
         const now = performance.now();
-        const waiting = batch.filter((q) => (q.busySince ??= now) > now - this.busyGiveUpMs);
-        for (const q of batch) if (!waiting.includes(q)) q.reject(busyError());
+        const waiting: Queued[] = [];
+        for (const q of batch) {
+          if ((q.busySince ??= now) > now - this.busyGiveUpMs) waiting.push(q);
+          else q.reject(busyError());
+        }
         this.queue = [...waiting, ...this.queue];
         this.busyDelayMs = Math.min(1000, Math.max(25, this.busyDelayMs * 2));
         this.busyRetry = setTimeout(() => {

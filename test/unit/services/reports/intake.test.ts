@@ -309,4 +309,28 @@ describe("another process holding the write lock", () => {
       g.close();
     }
   });
+  test("a retry fails only the reports past the give-up time; the later ones wait on, in their order, and commit", async () => {
+    const g = createReportFixture({ busyTimeoutMs: 0, busyGiveUpMs: 150 });
+    const other = new Database(databasePath(g.dir));
+    try {
+      const user = g.addUser();
+      other.exec("BEGIN IMMEDIATE");
+      const early = [g.reports.submit(user, reportInput("203.0.113.92")), g.reports.submit(user, reportInput("203.0.113.93"))];
+      const earlyErrors = early.map((p) => p.catch((e) => e));
+      // Queued while the early ones wait, so a retry after their give-up time finds both kinds.
+      await Bun.sleep(100);
+      const late = ["203.0.113.94", "203.0.113.95", "203.0.113.96"].map((ip) => g.reports.submit(user, reportInput(ip)));
+      for (const error of await Promise.all(earlyErrors)) expect(error).toMatchObject({ errorCode: "busy", status: 503 });
+      other.exec("ROLLBACK");
+      const accepted = await Promise.all(late);
+      expect(accepted.map((a) => a.ipAddress)).toEqual(["203.0.113.94", "203.0.113.95", "203.0.113.96"]);
+      // Written in the order they were submitted.
+      expect(accepted.map((a) => Number(a.reportId))).toEqual([1, 2, 3]);
+      expect(other.query("SELECT count(*) AS n FROM reports").get()).toEqual({ n: 3 });
+    } finally {
+      if (other.inTransaction) other.exec("ROLLBACK");
+      other.close();
+      g.close();
+    }
+  });
 });

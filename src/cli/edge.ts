@@ -14,12 +14,11 @@ import { createApp } from "../http/app";
 import { errorResponse } from "../http/errors";
 import { readOnlyRefusal } from "../http/read-only";
 import { handlerOptions, listeningUrl } from "../http/server";
-import type { CursorKeeper } from "../services/bouncers/bouncers";
+import { type CursorKeeper, MemoryCursors } from "../services/bouncers/bouncers";
 import { SnapshotFollower } from "../services/edge/follower";
 import type { Services } from "../services/services";
 import type { VerifyResult } from "../services/snapshots/export";
 import { readPublicKey } from "../services/snapshots/signing";
-import type { CursorRow } from "../store/bouncers";
 import { EdgeCursorFile } from "../store/edge-cursors";
 import { selfCommand } from "./self-command";
 
@@ -107,6 +106,6 @@ function openCursors(path: string): CursorKeeper {
     return new EdgeCursorFile(path);
   } catch (error) {
     console.error(`edge: bouncers' cursors are kept in memory only (${path}: ${(error as Error).message})`);
-    return new Map<string, CursorRow>();
+    return new MemoryCursors();
   }
 }

@@ -1,6 +1,6 @@
 // The bouncers and their decision cursors (contract 14): one module for both tables, which change together.
 
-import type { Store } from "./database";
+import { type Store, inTransaction } from "./database";
 
 export type BouncerMode = "nftables" | "ipset" | "iptables";
 
@@ -22,6 +22,15 @@ export interface CursorRow {
   v6Values: Record<string, string>;
 }
 
+/**
+ * What a save of a cursor drops (services/bouncers decides the numbers): the owner's other cursors beyond its
+ * `perOwner` most recently pulled, and every cursor last pulled at or before `idleSince` (idle).
+ */
+export interface CursorLimits {
+  perOwner: number;
+  idleSince: number;
+}
+
 export interface PullView {
   apiKeyId: number;
   clientAddress: string;
@@ -34,7 +43,7 @@ const BOUNCER_COLUMNS = `name, api_key_id AS apiKeyId, minimum_risk AS minimumRi
 export class BouncerTables {
   private readonly stmt;
 
-  constructor(store: Store) {
+  constructor(private readonly store: Store) {
     const db = store.sqlite;
     this.stmt = {
       insert: db.prepare<unknown, [string, number, string, string | null, string, number, number]>(
@@ -52,6 +61,14 @@ export class BouncerTables {
         `INSERT INTO decision_cursors (api_key_id, client_address, last_pull_at, ids, sent_at, v6_values) VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT (api_key_id, client_address) DO UPDATE SET last_pull_at = excluded.last_pull_at, ids = excluded.ids,
            sent_at = excluded.sent_at, v6_values = excluded.v6_values`,
+      ),
+      // An idle cursor is emptied rather than deleted: its row still tells `bouncer list` the last pull.
+      emptyIdleCursors: db.prepare<unknown, [number]>(
+        "UPDATE decision_cursors SET ids = x'', sent_at = x'', v6_values = '{}' WHERE last_pull_at <= ? AND length(ids) > 0",
+      ),
+      dropOtherCursorsBeyond: db.prepare<unknown, [number, string, number]>(
+        `DELETE FROM decision_cursors WHERE api_key_id = ?1 AND client_address <> ?2 AND client_address NOT IN (
+           SELECT client_address FROM decision_cursors WHERE api_key_id = ?1 AND client_address <> ?2 ORDER BY last_pull_at DESC LIMIT ?3)`,
       ),
       removeCursors: db.prepare<unknown, [number]>("DELETE FROM decision_cursors WHERE api_key_id = ?"),
       pulls: db.prepare<PullView, []>("SELECT api_key_id AS apiKeyId, client_address AS clientAddress, last_pull_at AS lastPullAt FROM decision_cursors ORDER BY last_pull_at DESC"),
@@ -89,10 +106,14 @@ export class BouncerTables {
     return row ? cursorOfColumns(row) : null;
   }
 
-  /** Commits what a bouncer was just sent whole. */
-  saveCursor(apiKeyId: number, clientAddress: string, cursor: CursorRow): void {
+  /** Commits what a bouncer was just sent whole, dropping what `limits` say (idle cursors: emptied). */
+  saveCursor(apiKeyId: number, clientAddress: string, cursor: CursorRow, limits: CursorLimits): void {
     const c = cursorColumns(cursor);
-    this.stmt.saveCursor.run(apiKeyId, clientAddress, c.lastPullAt, c.ids, c.sentAt, c.v6Values);
+    inTransaction(this.store, () => {
+      this.stmt.emptyIdleCursors.run(limits.idleSince);
+      this.stmt.dropOtherCursorsBeyond.run(apiKeyId, clientAddress, limits.perOwner - 1);
+      this.stmt.saveCursor.run(apiKeyId, clientAddress, c.lastPullAt, c.ids, c.sentAt, c.v6Values);
+    });
   }
 
   /** Every cursor's last pull, newest first. */

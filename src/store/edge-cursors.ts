@@ -3,7 +3,7 @@
 // swaps in are read-only and replaced, while a bouncer's cursor must outlive them all.
 
 import { Database } from "bun:sqlite";
-import { CURSOR_COLUMNS, type CursorColumns, type CursorRow, cursorColumns, cursorOfColumns } from "./bouncers";
+import { CURSOR_COLUMNS, type CursorColumns, type CursorLimits, type CursorRow, cursorColumns, cursorOfColumns } from "./bouncers";
 
 export class EdgeCursorFile {
   private readonly db: Database;
@@ -24,20 +24,35 @@ export class EdgeCursorFile {
       set: this.db.prepare<unknown, [string, number, Uint8Array, Uint8Array, string]>(
         "INSERT OR REPLACE INTO decision_cursors (cursor_key, last_pull_at, ids, sent_at, v6_values) VALUES (?, ?, ?, ?, ?)",
       ),
+      dropIdle: this.db.prepare<unknown, [number]>("DELETE FROM decision_cursors WHERE last_pull_at <= ?"),
+      // An owner's keys are those from `owner|` up to `owner}` ("}" follows "|"; an owner has no "|" in it).
+      dropOthersBeyond: this.db.prepare<unknown, [string, string, string, number]>(
+        `DELETE FROM decision_cursors WHERE cursor_key >= ?1 AND cursor_key < ?2 AND cursor_key <> ?3 AND cursor_key NOT IN (
+           SELECT cursor_key FROM decision_cursors WHERE cursor_key >= ?1 AND cursor_key < ?2 AND cursor_key <> ?3 ORDER BY last_pull_at DESC LIMIT ?4)`,
+      ),
     };
   }
 
-  get(key: string): CursorRow | undefined {
-    const row = this.stmt.get.get(key);
+  get(owner: string, client: string): CursorRow | undefined {
+    const row = this.stmt.get.get(cursorKey(owner, client));
     return row ? cursorOfColumns(row) : undefined;
   }
 
-  set(key: string, cursor: CursorRow): void {
+  /** Saves `client`'s cursor, dropping the owner's others beyond the limit and every idle cursor. */
+  save(owner: string, client: string, cursor: CursorRow, limits: CursorLimits): void {
+    const key = cursorKey(owner, client);
     const c = cursorColumns(cursor);
-    this.stmt.set.run(key, c.lastPullAt, c.ids, c.sentAt, c.v6Values);
+    this.db.transaction(() => {
+      this.stmt.dropIdle.run(limits.idleSince);
+      this.stmt.dropOthersBeyond.run(`${owner}|`, `${owner}}`, key, limits.perOwner - 1);
+      this.stmt.set.run(key, c.lastPullAt, c.ids, c.sentAt, c.v6Values);
+    })();
   }
 
   close(): void {
     this.db.close();
   }
 }
+
+/** A row's key, as files written before the limits have them. */
+const cursorKey = (owner: string, client: string) => `${owner}|${client}`;

@@ -2,6 +2,11 @@
 // its filter gives now (decision-list.ts) and what it was last sent (decision-stream.ts). A bouncer's key pulls
 // with its own filter, mode and duration (registry.ts); any other API key with the default filter (HIGH and worse,
 // everything, networks as Range decisions only).
+//
+// Cursors are bounded (docs/decisions.md): a key keeps those of its CURSORS_PER_KEY most recently pulled client
+// addresses, and one not pulled for CURSOR_IDLE_LIMIT_MS is dropped. A pull without a cursor gets the startup
+// answer, which is then right: an idle cursor's bouncer holds nothing from us any more (it all ran out), and one
+// crowded out cannot be told apart from a new bouncer.
 
 import type { Category } from "../../domain/categories";
 import type { Clock } from "../../domain/clock";
@@ -11,7 +16,7 @@ import type { Principal } from "../../domain/principal";
 import { RISK_LEVELS, type RiskLevel } from "../../domain/risk";
 import { NOT_FOUND } from "../../index/radix-common";
 import type { ReputationIndex } from "../../index/reputation-index";
-import type { BouncerRow, BouncerTables, CursorRow } from "../../store/bouncers";
+import type { BouncerRow, BouncerTables, CursorLimits, CursorRow } from "../../store/bouncers";
 import type { Allowlist } from "../allowlist/allowlist";
 import { type DecisionFilter, type DecisionList, currentDecisions } from "./decision-list";
 import { decisionJson, planPull, streamPull } from "./decision-stream";
@@ -20,6 +25,19 @@ const DEFAULT_FILTER: DecisionFilter = { minimumRisk: "HIGH", categories: null, 
 /** A decision's scenario by the risk level of its entry (one string each, not one per decision). */
 const SCENARIO_BY_RISK = RISK_LEVELS.map((risk) => `abuse-intel/${risk.toLowerCase()}`);
 const LISTED_SCENARIO = "abuse-intel/listed";
+
+/**
+ * A key keeps the cursors of this many client addresses, the most recently pulled: a bouncer whose address
+ * changes, several bouncers sharing a key, or every bouncer of an edge or snapshot server (whose keys are one
+ * principal). A cursor is about as large as the list (12 bytes a decision): a key's take at most 64 times that.
+ */
+export const CURSORS_PER_KEY = 64;
+/**
+ * A cursor not pulled for this long is dropped: everything it was sent had the longest duration at most (596 h),
+ * so it has run out of the bouncer's firewall, and the startup answer is what that bouncer needs (a day more, for
+ * an answer's transfer and the bouncer's own work, before it adds what it received).
+ */
+export const CURSOR_IDLE_LIMIT_MS = (MAX_DECISION_DURATION_SECONDS + 24 * 3600) * 1000;
 
 export interface PullOptions {
   startup: boolean;
@@ -44,10 +62,44 @@ export interface BouncerDeps {
   cursors?: CursorKeeper;
 }
 
-/** Where a server without tables keeps its bouncers' cursors: a Map, or a file that outlives the process. */
+/**
+ * Where a server without tables keeps its bouncers' cursors, by owner (an API key, or the user of a key without
+ * an id) and client address: in memory, or in a file that outlives the process (an edge's).
+ */
 export interface CursorKeeper {
-  get(key: string): CursorRow | undefined;
-  set(key: string, cursor: CursorRow): void;
+  get(owner: string, client: string): CursorRow | undefined;
+  /** Saves `client`'s cursor, dropping the owner's others beyond `limits.perOwner` and every idle cursor. */
+  save(owner: string, client: string, cursor: CursorRow, limits: CursorLimits): void;
+}
+
+/** Cursors in memory: per owner, a Map by client address in the order they were saved, the least recent first. */
+export class MemoryCursors implements CursorKeeper {
+  private readonly owners = new Map<string, Map<string, CursorRow>>();
+
+  get(owner: string, client: string): CursorRow | undefined {
+    return this.owners.get(owner)?.get(client);
+  }
+
+  save(owner: string, client: string, cursor: CursorRow, limits: CursorLimits): void {
+    for (const [other, byClient] of this.owners) {
+      for (const [address, kept] of byClient) if (kept.lastPullAt <= limits.idleSince) byClient.delete(address);
+      if (byClient.size === 0) this.owners.delete(other);
+    }
+    const byClient = this.owners.get(owner) ?? new Map<string, CursorRow>();
+    byClient.delete(client);
+    for (const leastRecent of byClient.keys()) {
+      if (byClient.size < limits.perOwner) break;
+      byClient.delete(leastRecent);
+    }
+    byClient.set(client, cursor);
+    this.owners.set(owner, byClient);
+  }
+}
+
+/** One owner's cursors by client address: the primary's table for an API key, else the server's keeper. */
+interface OwnerCursors {
+  get(client: string): CursorRow | null;
+  save(client: string, cursor: CursorRow, limits: CursorLimits): void;
 }
 
 export class Bouncers {
@@ -56,7 +108,7 @@ export class Bouncers {
   private cache = new Map<string, { state: string; list: DecisionList }>();
 
   constructor(private readonly deps: BouncerDeps) {
-    this.cursors = deps.cursors ?? new Map<string, CursorRow>();
+    this.cursors = deps.cursors ?? new MemoryCursors();
     deps.allowlist.onChange(() => this.allowlistChanges++);
   }
 
@@ -73,10 +125,12 @@ export class Bouncers {
     const bouncer = this.bouncerOf(principal);
     const duration = bouncer?.durationSeconds ?? MAX_DECISION_DURATION_SECONDS;
     const list = this.wanted(this.listFor(bouncer), options);
-    const cursorKey = `${principal.apiKeyId ?? `user${principal.userId}`}|${clientAddress}`;
-    const tables = principal.apiKeyId === null ? null : this.deps.tables;
-    const cursor = tables === null ? (this.cursors.get(cursorKey) ?? null) : tables.cursor(principal.apiKeyId as number, clientAddress);
+    const cursors = this.cursorsOf(principal);
     const now = this.deps.clock.now();
+    const limits: CursorLimits = { perOwner: CURSORS_PER_KEY, idleSince: now - CURSOR_IDLE_LIMIT_MS };
+    // An idle cursor answers as none, whether or not a save has dropped it yet.
+    const kept = cursors.get(clientAddress);
+    const cursor = kept !== null && kept.lastPullAt > limits.idleSince ? kept : null;
     // Entries of a scope this pull leaves out stay as the bouncer holds them: they did not leave the list.
     const heldValue = (id: number) => cursor?.v6Values[id];
     const outOfPull = options.scopes.has("ip") && options.scopes.has("range") ? null : (id: number) => {
@@ -84,10 +138,18 @@ export class Bouncers {
       return scope !== null && !options.scopes.has(scope);
     };
     const plan = planPull(list, cursor, options.startup, now, duration, outOfPull);
-    return streamPull(plan, now, duration, (id) => this.scenarioOf(id), () => {
-      if (tables === null) this.cursors.set(cursorKey, plan.next);
-      else tables.saveCursor(principal.apiKeyId as number, clientAddress, plan.next);
-    });
+    return streamPull(plan, now, duration, (id) => this.scenarioOf(id), () => cursors.save(clientAddress, plan.next, limits));
+  }
+
+  private cursorsOf(principal: Principal): OwnerCursors {
+    const { tables } = this.deps;
+    const keyId = principal.apiKeyId;
+    if (tables !== null && keyId !== null) {
+      return { get: (client) => tables.cursor(keyId, client), save: (client, cursor, limits) => tables.saveCursor(keyId, client, cursor, limits) };
+    }
+    // The owner as the cursor file's rows name it (an edge's static keys are one principal: user 0, no key id).
+    const owner = String(keyId ?? `user${principal.userId}`);
+    return { get: (client) => this.cursors.get(owner, client) ?? null, save: (client, cursor, limits) => this.cursors.save(owner, client, cursor, limits) };
   }
 
   /** `GET /v1/decisions?ip=|range=`: the listed address itself and every listed network around it, or null. */

@@ -1,0 +1,178 @@
+// Bouncers' decision cursors are bounded (contract 14, docs/decisions.md): a key keeps the cursors of its 64 most
+// recently pulled client addresses, and a cursor not pulled for 620 hours (the longest decision duration, 596 h,
+// and a day) is dropped. A bouncer whose cursor was dropped gets the startup answer, which is then exactly right:
+// whatever it was sent has run out of its firewall, or (cap) it cannot be told apart from a new bouncer.
+// On a primary (its table), a snapshot server (in memory) and an edge (its cursors' file), through real pulls from
+// real client addresses (127.0.x.y on loopback).
+
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { mkdtempSync, rmSync } from "node:fs";
+import { request } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Server } from "bun";
+import { createSnapshotServices, type SnapshotServices } from "../../src/app/snapshot-services";
+import { defaultConfig } from "../../src/config";
+import { createApp } from "../../src/http/app";
+import { listen } from "../../src/http/server";
+import { BouncerRegistry } from "../../src/services/bouncers/registry";
+import { exportSnapshot } from "../../src/services/snapshots/export";
+import { BouncerTables } from "../../src/store/bouncers";
+import { EdgeCursorFile } from "../../src/store/edge-cursors";
+import { addUser } from "../support/accounts";
+import { createHarness, type Harness } from "../support/harness";
+
+const PER_KEY = 64;
+const IDLE_LIMIT_MS = (596 + 24) * 3600 * 1000;
+const STATIC_KEY = "static-key-for-the-cursor-limits-0123456789";
+
+interface Stream {
+  new: { value: string }[];
+  deleted: { value: string }[];
+}
+
+/** One server under test: where to pull, with which key, and how many cursors holding decisions it stores. */
+interface Target {
+  port: number;
+  key: string;
+  storedCursors(): number;
+  close(): Promise<void>;
+}
+
+let h: Harness;
+let dir: string;
+let snapshotFile: string;
+
+beforeAll(async () => {
+  h = await createHarness();
+  h.services.feeds.importText("lab", "203.0.113.0/24\n198.51.100.7\n198.51.100.8\n", { category: "HACKING", severity: 4, replace: false });
+  dir = mkdtempSync(join(tmpdir(), "abuse-intel-cursor-limits-"));
+  snapshotFile = join(dir, "s.sqlite");
+  await exportSnapshot({ store: h.store, services: h.services, out: snapshotFile, nowMs: h.clock.now() });
+});
+afterAll(async () => {
+  await h.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function primary(): Promise<Target> {
+  const user = await addUser(h);
+  const count = h.store.sqlite.prepare<{ n: number }, [number]>("SELECT count(*) AS n FROM decision_cursors WHERE api_key_id = ? AND length(ids) > 0");
+  return { port: Number(new URL(h.url).port), key: user.key, storedCursors: () => count.get(user.keyId)!.n, close: async () => {} };
+}
+
+async function snapshotServer(cursorFile: string | null): Promise<Target> {
+  const file = cursorFile === null ? null : new EdgeCursorFile(cursorFile);
+  const snap: SnapshotServices = await createSnapshotServices({
+    config: { ...defaultConfig(), dataDir: dir, snapshot: snapshotFile, apiKeys: [STATIC_KEY] },
+    clock: h.clock,
+    bouncerCursors: file ?? undefined,
+  });
+  const server: Server<undefined> = listen(snap, createApp(snap), { hostname: "127.0.0.1", port: 0 });
+  const inFile = () => {
+    const db = new Database(cursorFile as string, { readonly: true });
+    try {
+      return (db.query("SELECT count(*) AS n FROM decision_cursors").get() as { n: number }).n;
+    } finally {
+      db.close();
+    }
+  };
+  // The in-memory cursors are not visible from outside: counted by their answers instead (below) on that server.
+  return {
+    port: server.port as number,
+    key: STATIC_KEY,
+    storedCursors: file === null ? () => -1 : inFile,
+    close: async () => {
+      server.stop(true);
+      await snap.stop();
+      file?.close();
+    },
+  };
+}
+
+/**
+ * A pull of the decisions stream sent from the client address `from` (bound on loopback), a second after the
+ * previous one: which cursors were pulled most recently is told by their times.
+ */
+function pullFrom(t: Target, from: string, query = ""): Promise<Stream> {
+  h.clock.advance(1000);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: "127.0.0.1", port: t.port, path: `/v1/decisions/stream?${query}`, localAddress: from, headers: { "x-api-key": t.key } }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => (body += chunk));
+      res.on("end", () => (res.statusCode === 200 ? resolve(JSON.parse(body) as Stream) : reject(new Error(`${res.statusCode} ${body}`))));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+const client = (n: number) => `127.0.${1 + (n >> 8)}.${n & 255}`;
+const values = (decisions: { value: string }[]) => decisions.map((d) => d.value).sort();
+/** Everything listed in `new`, nothing in `deleted`: what a startup answer says. */
+function expectStartupAnswer(answer: Stream, listed: string[]) {
+  expect(values(answer.new)).toEqual(listed);
+  expect(answer.deleted).toEqual([]);
+}
+/** What the startup answer holds now (from an address no other pull uses). */
+const startupValues = async (t: Target) => values((await pullFrom(t, "127.0.200.1", "startup=true")).new);
+
+describe.each([
+  ["a primary (its decision_cursors table)", () => primary()],
+  ["a snapshot server (cursors in memory)", () => snapshotServer(null)],
+  ["an edge (its bouncer-cursors file)", () => snapshotServer(join(dir, `bouncer-cursors-${Date.now()}.sqlite`))],
+])("%s", (_name, open) => {
+  let t: Target;
+  beforeAll(async () => {
+    t = await open();
+  });
+  afterAll(() => t.close());
+
+  test(`a key pulling from 100 client addresses keeps the cursors of its ${PER_KEY} most recently pulled; the others get the startup answer again`, async () => {
+    const listed = await startupValues(t);
+    expect(listed.length).toBeGreaterThan(0);
+    for (let n = 1; n <= 100; n++) expect(values((await pullFrom(t, client(n))).new)).toEqual(listed);
+    // The newest 64 (37..100, the startup pull's address being older than all of them) are deltas: nothing changed.
+    for (let n = 100 - PER_KEY + 1; n <= 100; n++) expect(await pullFrom(t, client(n))).toEqual({ new: [], deleted: [] });
+    if (t.storedCursors() >= 0) expect(t.storedCursors()).toBe(PER_KEY);
+    // 36 was dropped: its bouncer is told everything again, and nothing in deleted, as a startup answer would
+    // (and 37, now the least recently pulled, makes room for it).
+    expectStartupAnswer(await pullFrom(t, client(100 - PER_KEY)), listed);
+    if (t.storedCursors() >= 0) expect(t.storedCursors()).toBe(PER_KEY);
+  });
+
+  test("a cursor not pulled for 620 hours is dropped: its bouncer's next pull is the startup answer (what it held ran out); one pulled since is kept", async () => {
+    h.clock.advance(IDLE_LIMIT_MS - 60_000);
+    // Just within the limit: still a delta (everything held is about to run out: sent again in deleted and new).
+    const within = await pullFrom(t, client(99));
+    expect(within.deleted.length).toBeGreaterThan(0);
+    expect(values(within.deleted)).toEqual(values(within.new));
+    h.clock.advance(2 * 60_000);
+    const listed = await startupValues(t);
+    expectStartupAnswer(await pullFrom(t, client(100)), listed);
+    // 99 was pulled 2 minutes ago: a delta with nothing in it.
+    expect(await pullFrom(t, client(99))).toEqual({ new: [], deleted: [] });
+    // The other 62 idle cursors hold no decisions any more: 99, 100 and the startup pull's address are left.
+    if (t.storedCursors() >= 0) expect(t.storedCursors()).toBe(3);
+    // And on the snapshot server, where they cannot be counted: an idle one gets the startup answer.
+    expectStartupAnswer(await pullFrom(t, client(50)), listed);
+  });
+});
+
+test("on a primary, a bouncer whose cursors went idle still shows its last pull and where it came from", async () => {
+  const registry = new BouncerRegistry({ store: h.store, tables: new BouncerTables(h.store), accounts: h.services.accounts, apiKeys: h.services.apiKeys, clock: h.clock });
+  const { key } = await registry.add({ name: "quiet", mode: "ipset" });
+  const t: Target = { port: Number(new URL(h.url).port), key, storedCursors: () => -1, close: async () => {} };
+  await pullFrom(t, "127.0.9.9", "startup=true");
+  const pulledAt = registry.list().find((b) => b.name === "quiet")!.lastPullAt;
+  h.clock.advance(IDLE_LIMIT_MS + 60_000);
+  // Another key's pull sweeps idle cursors.
+  await pullFrom({ ...t, key: (await addUser(h)).key }, "127.0.9.10");
+  const view = registry.list().find((b) => b.name === "quiet")!;
+  expect(view.lastPullAt).toBe(pulledAt);
+  expect(view.lastPullFrom).toBe("127.0.9.9");
+  const bytes = h.store.sqlite.query("SELECT sum(length(ids) + length(sent_at)) AS n FROM decision_cursors WHERE client_address = '127.0.9.9'").get() as { n: number };
+  expect(bytes.n).toBe(0);
+});

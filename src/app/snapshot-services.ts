@@ -40,18 +40,19 @@ const readOnlyError = (what: string) =>
  * key (there are no users, so no access tokens). Logins and tokens are refused.
  */
 export class StaticKeyCredentials extends Credentials {
-  private readonly hashes: Set<string>;
+  /** The principal of each configured key, by the key's digest. */
+  private readonly principals: Map<string, Principal>;
 
   constructor(keys: readonly string[]) {
     // The base class reads accounts and keys from a store on refresh(), which is overridden to do nothing.
     super({ clock: systemClock } as unknown as CredentialsDeps, randomBytes(32), 1);
-    this.hashes = new Set(keys.map(digest));
+    this.principals = new Map(keys.map((key) => digest(key)).map((d) => [d, Object.freeze({ ...STATIC_PRINCIPAL, staticKey: d.slice(0, 16) })]));
   }
 
   override refresh(): void {}
 
   override byApiKey(key: string): Principal | null {
-    return this.hashes.has(digest(key)) ? STATIC_PRINCIPAL : null;
+    return this.principals.get(digest(key)) ?? null;
   }
 
   override byDecisionsKey(key: string): Principal | null {

@@ -14,6 +14,11 @@ export interface Principal {
   via: "jwt" | "api_key" | "static_key";
   /** The API key's row id, when `via` is "api_key". */
   apiKeyId: number | null;
+  /**
+   * Which configured key, when `via` is "static_key": a stable name (a prefix of the key's SHA-256), so that what
+   * a server keeps per key (bouncers' cursors) is kept per key there too.
+   */
+  staticKey?: string;
 }
 
 /**

@@ -1,5 +1,6 @@
 // Bouncers' decision cursors are bounded (contract 14, docs/decisions.md): a key keeps the cursors of its 64 most
-// recently pulled client addresses, and a cursor not pulled for 620 hours (the longest decision duration, 596 h,
+// recently pulled client addresses (a key configured on an edge or snapshot server, 1,024), and a cursor not
+// pulled for 620 hours (the longest decision duration, 596 h,
 // and a day) is dropped. A bouncer whose cursor was dropped gets the startup answer, which is then exactly right:
 // whatever it was sent has run out of its firewall, or (cap) it cannot be told apart from a new bouncer.
 // On a primary (its table), a snapshot server (in memory) and an edge (its cursors' file), through real pulls from
@@ -24,6 +25,7 @@ import { addUser } from "../support/accounts";
 import { createHarness, type Harness } from "../support/harness";
 
 const PER_KEY = 64;
+const PER_STATIC_KEY = 1024;
 const IDLE_LIMIT_MS = (596 + 24) * 3600 * 1000;
 const STATIC_KEY = "static-key-for-the-cursor-limits-0123456789";
 
@@ -36,6 +38,8 @@ interface Stream {
 interface Target {
   port: number;
   key: string;
+  /** Cursors a key keeps on this server. */
+  perKey: number;
   storedCursors(): number;
   close(): Promise<void>;
 }
@@ -59,13 +63,13 @@ afterAll(async () => {
 async function primary(): Promise<Target> {
   const user = await addUser(h);
   const count = h.store.sqlite.prepare<{ n: number }, [number]>("SELECT count(*) AS n FROM decision_cursors WHERE api_key_id = ? AND length(ids) > 0");
-  return { port: Number(new URL(h.url).port), key: user.key, storedCursors: () => count.get(user.keyId)!.n, close: async () => {} };
+  return { port: Number(new URL(h.url).port), key: user.key, perKey: PER_KEY, storedCursors: () => count.get(user.keyId)!.n, close: async () => {} };
 }
 
-async function snapshotServer(cursorFile: string | null): Promise<Target> {
+async function snapshotServer(cursorFile: string | null, apiKeys = [STATIC_KEY]): Promise<Target> {
   const file = cursorFile === null ? null : new EdgeCursorFile(cursorFile);
   const snap: SnapshotServices = await createSnapshotServices({
-    config: { ...defaultConfig(), dataDir: dir, snapshot: snapshotFile, apiKeys: [STATIC_KEY] },
+    config: { ...defaultConfig(), dataDir: dir, snapshot: snapshotFile, apiKeys },
     clock: h.clock,
     bouncerCursors: file ?? undefined,
   });
@@ -82,6 +86,7 @@ async function snapshotServer(cursorFile: string | null): Promise<Target> {
   return {
     port: server.port as number,
     key: STATIC_KEY,
+    perKey: PER_STATIC_KEY,
     storedCursors: file === null ? () => -1 : inFile,
     close: async () => {
       server.stop(true);
@@ -130,41 +135,44 @@ describe.each([
   });
   afterAll(() => t.close());
 
-  test(`a key pulling from 100 client addresses keeps the cursors of its ${PER_KEY} most recently pulled; the others get the startup answer again`, async () => {
+  test("a key pulling from 36 client addresses more than it keeps keeps the most recently pulled; the others get the startup answer again", async () => {
+    const pulled = t.perKey + 36;
     const listed = await startupValues(t);
     expect(listed.length).toBeGreaterThan(0);
-    for (let n = 1; n <= 100; n++) expect(values((await pullFrom(t, client(n))).new)).toEqual(listed);
-    // The newest 64 (37..100, the startup pull's address being older than all of them) are deltas: nothing changed.
-    for (let n = 100 - PER_KEY + 1; n <= 100; n++) expect(await pullFrom(t, client(n))).toEqual({ new: [], deleted: [] });
-    if (t.storedCursors() >= 0) expect(t.storedCursors()).toBe(PER_KEY);
-    // 36 was dropped: its bouncer is told everything again, and nothing in deleted, as a startup answer would
-    // (and 37, now the least recently pulled, makes room for it).
-    expectStartupAnswer(await pullFrom(t, client(100 - PER_KEY)), listed);
-    if (t.storedCursors() >= 0) expect(t.storedCursors()).toBe(PER_KEY);
+    for (let n = 1; n <= pulled; n++) expect(values((await pullFrom(t, client(n))).new)).toEqual(listed);
+    // The newest perKey (the startup pull's address being older than all of them) are deltas: nothing changed.
+    for (let n = pulled - t.perKey + 1; n <= pulled; n++) expect(await pullFrom(t, client(n))).toEqual({ new: [], deleted: [] });
+    if (t.storedCursors() >= 0) expect(t.storedCursors()).toBe(t.perKey);
+    // The one just older was dropped: its bouncer is told everything again, and nothing in deleted, as a startup
+    // answer would (and the least recently pulled now makes room for it).
+    expectStartupAnswer(await pullFrom(t, client(pulled - t.perKey)), listed);
+    if (t.storedCursors() >= 0) expect(t.storedCursors()).toBe(t.perKey);
   });
 
   test("a cursor not pulled for 620 hours is dropped: its bouncer's next pull is the startup answer (what it held ran out); one pulled since is kept", async () => {
+    // The last two addresses of the test before were pulled last (each pull moves the clock a second).
+    const [older, newest] = [t.perKey + 35, t.perKey + 36];
     h.clock.advance(IDLE_LIMIT_MS - 60_000);
     // Just within the limit: still a delta (everything held is about to run out: sent again in deleted and new).
-    const within = await pullFrom(t, client(99));
+    const within = await pullFrom(t, client(older));
     expect(within.deleted.length).toBeGreaterThan(0);
     expect(values(within.deleted)).toEqual(values(within.new));
     h.clock.advance(2 * 60_000);
     const listed = await startupValues(t);
-    expectStartupAnswer(await pullFrom(t, client(100)), listed);
-    // 99 was pulled 2 minutes ago: a delta with nothing in it.
-    expect(await pullFrom(t, client(99))).toEqual({ new: [], deleted: [] });
-    // The other 62 idle cursors hold no decisions any more: 99, 100 and the startup pull's address are left.
+    expectStartupAnswer(await pullFrom(t, client(newest)), listed);
+    // `older` was pulled 2 minutes ago: a delta with nothing in it.
+    expect(await pullFrom(t, client(older))).toEqual({ new: [], deleted: [] });
+    // The other idle cursors hold no decisions any more: `older`, `newest` and the startup pull's address are left.
     if (t.storedCursors() >= 0) expect(t.storedCursors()).toBe(3);
     // And on the snapshot server, where they cannot be counted: an idle one gets the startup answer.
-    expectStartupAnswer(await pullFrom(t, client(50)), listed);
+    expectStartupAnswer(await pullFrom(t, client(newest - 50)), listed);
   });
 });
 
 test("on a primary, a bouncer whose cursors went idle still shows its last pull and where it came from", async () => {
   const registry = new BouncerRegistry({ store: h.store, tables: new BouncerTables(h.store), accounts: h.services.accounts, apiKeys: h.services.apiKeys, clock: h.clock });
   const { key } = await registry.add({ name: "quiet", mode: "ipset" });
-  const t: Target = { port: Number(new URL(h.url).port), key, storedCursors: () => -1, close: async () => {} };
+  const t: Target = { port: Number(new URL(h.url).port), key, perKey: PER_KEY, storedCursors: () => -1, close: async () => {} };
   await pullFrom(t, "127.0.9.9", "startup=true");
   const pulledAt = registry.list().find((b) => b.name === "quiet")!.lastPullAt;
   h.clock.advance(IDLE_LIMIT_MS + 60_000);
@@ -175,4 +183,19 @@ test("on a primary, a bouncer whose cursors went idle still shows its last pull 
   expect(view.lastPullFrom).toBe("127.0.9.9");
   const bytes = h.store.sqlite.query("SELECT sum(length(ids) + length(sent_at)) AS n FROM decision_cursors WHERE client_address = '127.0.9.9'").get() as { n: number };
   expect(bytes.n).toBe(0);
+});
+
+test("on an edge each configured key keeps its own cursors: two keys pulled from one address are two cursors", async () => {
+  const other = "another-static-key-for-the-cursor-limits-9876543210";
+  const t = await snapshotServer(join(dir, `bouncer-cursors-two-keys-${Date.now()}.sqlite`), [STATIC_KEY, other]);
+  try {
+    const listed = await startupValues(t);
+    expectStartupAnswer(await pullFrom(t, "127.0.7.1", "startup=true"), listed);
+    expectStartupAnswer(await pullFrom({ ...t, key: other }, "127.0.7.1", "startup=true"), listed);
+    // The startup pull of startupValues, and one cursor per key at 127.0.7.1.
+    expect(t.storedCursors()).toBe(3);
+    expect(await pullFrom({ ...t, key: other }, "127.0.7.1")).toEqual({ new: [], deleted: [] });
+  } finally {
+    await t.close();
+  }
 });

@@ -33,6 +33,11 @@ const LISTED_SCENARIO = "abuse-intel/listed";
  */
 export const CURSORS_PER_KEY = 64;
 /**
+ * The same for a key configured on an edge or snapshot server (`--api-key`): the operator's own firewalls, often
+ * many sharing one key, and one crowded out is told nothing of what left the list until its entries run out.
+ */
+export const CURSORS_PER_STATIC_KEY = 1024;
+/**
  * A cursor not pulled for this long is dropped: everything it was sent had the longest duration at most (596 h),
  * so it has run out of the bouncer's firewall, and the startup answer is what that bouncer needs (a day more, for
  * an answer's transfer and the bouncer's own work, before it adds what it received).
@@ -127,7 +132,8 @@ export class Bouncers {
     const list = this.wanted(this.listFor(bouncer), options);
     const cursors = this.cursorsOf(principal);
     const now = this.deps.clock.now();
-    const limits: CursorLimits = { perOwner: CURSORS_PER_KEY, idleSince: now - CURSOR_IDLE_LIMIT_MS };
+    const perOwner = principal.via === "static_key" ? CURSORS_PER_STATIC_KEY : CURSORS_PER_KEY;
+    const limits: CursorLimits = { perOwner, idleSince: now - CURSOR_IDLE_LIMIT_MS };
     // An idle cursor answers as none, whether or not a save has dropped it yet.
     const kept = cursors.get(clientAddress);
     const cursor = kept !== null && kept.lastPullAt > limits.idleSince ? kept : null;
@@ -147,8 +153,8 @@ export class Bouncers {
     if (tables !== null && keyId !== null) {
       return { get: (client) => tables.cursor(keyId, client), save: (client, cursor, limits) => tables.saveCursor(keyId, client, cursor, limits) };
     }
-    // The owner as the cursor file's rows name it (an edge's static keys are one principal: user 0, no key id).
-    const owner = String(keyId ?? `user${principal.userId}`);
+    // The owner as the cursor file's rows name it: an edge's or snapshot server's configured key by its name.
+    const owner = principal.staticKey !== undefined ? `key:${principal.staticKey}` : String(keyId ?? `user${principal.userId}`);
     return { get: (client) => this.cursors.get(owner, client) ?? null, save: (client, cursor, limits) => this.cursors.save(owner, client, cursor, limits) };
   }
 

@@ -6,7 +6,7 @@
 import { AppError } from "../../domain/errors";
 import { type Cidr, type Ip, type IpVersion, cidrOf, tryParseIp } from "../../domain/ip";
 import type { Principal } from "../../domain/principal";
-import { Blacklist, DEFAULT_BLACKLIST_LIMIT, DEFAULT_CONFIDENCE_MINIMUM } from "../../services/abuseipdb/blacklist";
+import { Blacklist, DEFAULT_BLACKLIST_LIMIT, DEFAULT_CONFIDENCE_MINIMUM, MAX_BLACKLIST_LIMIT } from "../../services/abuseipdb/blacklist";
 import { AbuseIpdbLookups, indexReportHistory } from "../../services/abuseipdb/check";
 import { AbuseIpdbReporting } from "../../services/abuseipdb/reporting";
 import { DEFAULT_MAX_AGE_DAYS, MAX_AGE_DAYS, ParameterError } from "../../services/abuseipdb/wire";
@@ -121,7 +121,7 @@ export function abuseIpdbRoutes(services: Services): (request: Request) => Promi
         const plaintext = flag(params, "plaintext");
         const { generatedAt, body } = blacklist.answer({
           confidenceMinimum: integer(params, "confidenceMinimum", 25, 100, DEFAULT_CONFIDENCE_MINIMUM),
-          limit: integer(params, "limit", 1, 10_000_000, DEFAULT_BLACKLIST_LIMIT),
+          limit: integer(params, "limit", 1, MAX_BLACKLIST_LIMIT, DEFAULT_BLACKLIST_LIMIT),
           ipVersion,
           onlyCountries: countries(params, "onlyCountries"),
           exceptCountries: countries(params, "exceptCountries"),

@@ -23,11 +23,16 @@ import { abuseIpdbTime } from "./wire";
 
 export const DEFAULT_BLACKLIST_LIMIT = 10_000;
 export const DEFAULT_CONFIDENCE_MINIMUM = 100;
+/**
+ * No real maximum (docs/decisions.md): the answer is streamed from the cached list, so a large limit costs only the
+ * bytes of the list there is. The bound is what the parameter parser reads (twelve digits).
+ */
+export const MAX_BLACKLIST_LIMIT = 999_999_999_999;
 
 export interface BlacklistQuery {
   /** 25..100. */
   confidenceMinimum: number;
-  /** At least 1. */
+  /** 1..MAX_BLACKLIST_LIMIT; past the list's length, the whole list. */
   limit: number;
   ipVersion: IpVersion | null;
   /** Upper-case ISO country codes; null when not filtered. */

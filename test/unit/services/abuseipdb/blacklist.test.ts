@@ -9,21 +9,11 @@ import { ReputationIndex } from "../../../../src/index/reputation-index";
 import { Blacklist, type BlacklistQuery } from "../../../../src/services/abuseipdb/blacklist";
 import { abuseIpdbTime } from "../../../../src/services/abuseipdb/wire";
 import type { EnrichmentResult } from "../../../../src/services/enrichment/enrichment";
+import { rngUnit } from "../../../support/random";
 import { referenceBody } from "./blacklist-reference";
 
 const NOW = Date.parse("2026-11-21T08:00:00Z");
 const COUNTRIES = ["US", "DE", "CN", null] as const;
-
-/** A small deterministic generator (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const cidr = (text: string): Cidr => {
   const c = tryParseCidr(text);
@@ -50,7 +40,7 @@ interface World {
 }
 
 function world(chunkSize = 256): World {
-  const next = random(7);
+  const next = rngUnit(7);
   const index = new ReputationIndex();
   // Scores over the whole range, times with ties (whole minutes) and some never reported.
   const lastSeen = () => (next() < 0.05 ? Number.NaN : NOW - Math.floor(next() * 60) * 60_000 - (next() < 0.3 ? 0 : 1234));

@@ -4,10 +4,11 @@
 //
 // Built as the blocklist is: the walk copies the list into compact arrays (a selection) and orders it
 // (BlacklistOrder), once per index state and list (confidenceMinimum and ipVersion); every request for that list
-// until the index or the allowlist changes reuses it, applies its own country filters and limit, and streams the
-// answer in chunks (blacklist-body.ts). A firewall polling an unchanged list costs the bytes it is sent; a stream
-// renders from its own copy, so it is the list of one state whatever changes meanwhile. `generatedAt` stays the
-// time of the request (the list is the current one then; there is no ETag here promising the same bytes).
+// until the index, the allowlist or the enrichment tables change reuses it, applies its own country filters and
+// limit, and streams the answer in chunks (blacklist-body.ts). A firewall polling an unchanged list costs the bytes
+// it is sent; a stream renders from its own copy, so it is the list of one state whatever changes meanwhile (only
+// the countries it has yet to look up come from tables imported meanwhile). `generatedAt` stays the time of the
+// request (the list is the current one then; there is no ETag here promising the same bytes).
 
 import type { Clock } from "../../domain/clock";
 import { blocklistFilters } from "../../domain/blocklist/query";

@@ -122,7 +122,7 @@ export const abuseIpdbPaths: Record<string, Record<string, unknown>> = {
       "Allowlisted addresses never appear; listed networks appear as CIDRs. With `plaintext`: text/plain, one entry a line, no newline after the last, and X-Generated-At.",
       [
         q("confidenceMinimum", "25-100 (default 100)", int()),
-        q("limit", "Default 10000", int()),
+        q("limit", "1-999999999999 (default 10000); past the list's length, the whole list (streamed)", int()),
         q("plaintext", "A flag"),
         q("onlyCountries", "Comma-separated country codes"),
         q("exceptCountries", "Comma-separated country codes"),

@@ -6,7 +6,7 @@
 import { AppError } from "../../domain/errors";
 import { type Cidr, type Ip, type IpVersion, cidrOf, tryParseIp } from "../../domain/ip";
 import type { Principal } from "../../domain/principal";
-import { DEFAULT_BLACKLIST_LIMIT, DEFAULT_CONFIDENCE_MINIMUM, selectBlacklist } from "../../services/abuseipdb/blacklist";
+import { Blacklist, DEFAULT_BLACKLIST_LIMIT, DEFAULT_CONFIDENCE_MINIMUM, MAX_BLACKLIST_LIMIT } from "../../services/abuseipdb/blacklist";
 import { AbuseIpdbLookups, indexReportHistory } from "../../services/abuseipdb/check";
 import { AbuseIpdbReporting } from "../../services/abuseipdb/reporting";
 import { DEFAULT_MAX_AGE_DAYS, MAX_AGE_DAYS, ParameterError } from "../../services/abuseipdb/wire";
@@ -77,6 +77,13 @@ export function abuseIpdbRoutes(services: Services): (request: Request) => Promi
     store: services.store,
     clock: services.clock,
   });
+  const blacklist = new Blacklist({
+    index: services.index,
+    allowlist: services.allowlist,
+    enrichment: services.enrichment,
+    clock: services.clock,
+    expireDue: () => services.reputation.expireDue(),
+  });
   const outcomes = requestOutcomes(services);
 
   const routes: Record<string, Partial<Record<Method, Handler>>> = {
@@ -111,20 +118,17 @@ export function abuseIpdbRoutes(services: Services): (request: Request) => Promi
           if (ipVersionText !== "4" && ipVersionText !== "6") throw new ParameterError("ipVersion", "The ipVersion must be 4 or 6.");
           ipVersion = Number(ipVersionText) as IpVersion;
         }
-        const { generatedAt, entries } = selectBlacklist(
-          { index: services.index, allowlist: services.allowlist, enrichment: services.enrichment, clock: services.clock, expireDue: () => services.reputation.expireDue() },
-          {
-            confidenceMinimum: integer(params, "confidenceMinimum", 25, 100, DEFAULT_CONFIDENCE_MINIMUM),
-            limit: integer(params, "limit", 1, 10_000_000, DEFAULT_BLACKLIST_LIMIT),
-            ipVersion,
-            onlyCountries: countries(params, "onlyCountries"),
-            exceptCountries: countries(params, "exceptCountries"),
-          },
-        );
-        if (flag(params, "plaintext")) {
-          return new Response(entries.map((e) => e.ipAddress).join("\n"), { headers: { ...headers, "content-type": "text/plain; charset=utf-8", "x-generated-at": generatedAt } });
-        }
-        return json({ meta: { generatedAt }, data: entries }, headers);
+        const plaintext = flag(params, "plaintext");
+        const { generatedAt, body } = blacklist.answer({
+          confidenceMinimum: integer(params, "confidenceMinimum", 25, 100, DEFAULT_CONFIDENCE_MINIMUM),
+          limit: integer(params, "limit", 1, MAX_BLACKLIST_LIMIT, DEFAULT_BLACKLIST_LIMIT),
+          ipVersion,
+          onlyCountries: countries(params, "onlyCountries"),
+          exceptCountries: countries(params, "exceptCountries"),
+          plaintext,
+        });
+        if (plaintext) return new Response(body, { headers: { ...headers, "content-type": "text/plain; charset=utf-8", "x-generated-at": generatedAt } });
+        return new Response(body, { headers: { ...headers, "content-type": "application/json" } });
       },
     },
     report: {

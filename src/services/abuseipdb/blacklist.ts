@@ -1,87 +1,114 @@
 // `blacklist` of AbuseIPDB's API v2 (contract 13): the addresses (and listed networks) at or above a confidence,
 // highest confidence first, then most recently reported; allowlisted ones never appear. Read from the same index
 // walk as `/v1/ip/blocklist`, so the two lists agree.
+//
+// Built as the blocklist is: the walk copies the list into compact arrays (a selection) and orders it
+// (BlacklistOrder), once per index state and list (confidenceMinimum and ipVersion); every request for that list
+// until the index, the allowlist or the enrichment tables change reuses it, applies its own country filters and
+// limit, and streams the answer in chunks (blacklist-body.ts). A firewall polling an unchanged list costs the bytes
+// it is sent; a stream renders from its own copy, so it is the list of one state whatever changes meanwhile (only
+// the countries it has yet to look up come from tables imported meanwhile). `generatedAt` stays the time of the
+// request (the list is the current one then; there is no ETag here promising the same bytes).
 
 import type { Clock } from "../../domain/clock";
 import { blocklistFilters } from "../../domain/blocklist/query";
-import { type Ip, type IpVersion, formatIpv4, ipFromWords, ipv4FromNumber } from "../../domain/ip";
+import type { IpVersion } from "../../domain/ip";
 import type { ReputationIndex } from "../../index/reputation-index";
 import type { Allowlist } from "../allowlist/allowlist";
-import { type BlocklistSelection, selectBlocklist } from "../blocklists/blocklist";
+import { selectBlocklist, streamBody } from "../blocklists/blocklist";
 import type { Enrichment } from "../enrichment/enrichment";
-import { abuseIpdbTime, confidenceOf } from "./wire";
+import { blacklistRenderer } from "./blacklist-body";
+import { BlacklistOrder } from "./blacklist-order";
+import { countryFilter } from "./country-keys";
+import { abuseIpdbTime } from "./wire";
 
 export const DEFAULT_BLACKLIST_LIMIT = 10_000;
 export const DEFAULT_CONFIDENCE_MINIMUM = 100;
+/**
+ * No real maximum (docs/decisions.md): the answer is streamed from the cached list, so a large limit costs only the
+ * bytes of the list there is. The bound is what the parameter parser reads (twelve digits).
+ */
+export const MAX_BLACKLIST_LIMIT = 999_999_999_999;
 
 export interface BlacklistQuery {
   /** 25..100. */
   confidenceMinimum: number;
+  /** 1..MAX_BLACKLIST_LIMIT; past the list's length, the whole list. */
   limit: number;
   ipVersion: IpVersion | null;
   /** Upper-case ISO country codes; null when not filtered. */
   onlyCountries: ReadonlySet<string> | null;
   exceptCountries: ReadonlySet<string> | null;
+  plaintext: boolean;
 }
 
-export interface BlacklistEntry {
-  ipAddress: string;
-  countryCode: string | null;
-  abuseConfidenceScore: number;
-  lastReportedAt: string | null;
+export interface BlacklistAnswer {
+  /** AbuseIPDB's form of the request's time: `meta.generatedAt` and `X-Generated-At`. */
+  generatedAt: string;
+  /** The whole body when it fits in one chunk, else a stream that renders a chunk per pull. */
+  body: Uint8Array | ReadableStream<Uint8Array>;
 }
 
 export interface BlacklistDeps {
   index: ReputationIndex;
-  allowlist: Allowlist;
-  enrichment: Enrichment;
+  allowlist: Pick<Allowlist, "set" | "onChange">;
+  /** `rangeTables()` is a new array whenever the tables change (an import): the cached countries go then. */
+  enrichment: Pick<Enrichment, "lookup" | "rangeTables">;
   clock: Clock;
-  /** Rescores what retention expired, before the walk (as the blocklist does). */
+  /** Rescores what retention expired, before the list is read (as the blocklist does). */
   expireDue: () => void;
+  /** Bytes per streamed chunk (default 64 KiB). */
+  chunkSize?: number;
 }
 
-export function selectBlacklist(deps: BlacklistDeps, query: BlacklistQuery): { generatedAt: string; entries: BlacklistEntry[] } {
-  deps.expireDue();
-  const maxScore = 100 - query.confidenceMinimum;
-  const filters = blocklistFilters({ minimumRisk: "LOW", ipVersion: query.ipVersion, maximumScore: maxScore });
-  const selection = selectBlocklist(deps.index, deps.allowlist.set, filters, { details: true });
-  const details = selection.details!;
-  // Entries by score (0 = most confident first), each bucket newest report first.
-  const buckets: number[][] = Array.from({ length: maxScore + 1 }, () => []);
-  for (let i = 0; i < selection.count; i++) buckets[details.score[i]].push(i);
-  const lastSeen = details.lastSeen;
-  const newestFirst = (a: number, b: number) => (Number.isNaN(lastSeen[a]) ? 1 : Number.isNaN(lastSeen[b]) ? -1 : lastSeen[b] - lastSeen[a]);
+/** Lists kept per index state: each holds about 22 bytes an IPv4 entry (22 MB for a million). */
+const ORDER_CACHE_LIMIT = 4;
 
-  const entries: BlacklistEntry[] = [];
-  for (const bucket of buckets) {
-    if (entries.length >= query.limit) break;
-    bucket.sort(newestFirst);
-    for (const i of bucket) {
-      if (entries.length >= query.limit) break;
-      const { ip, text } = entryAt(selection, i);
-      const countryCode = deps.enrichment.lookup(ip).countryCode;
-      if (query.onlyCountries !== null && (countryCode === null || !query.onlyCountries.has(countryCode))) continue;
-      if (query.exceptCountries !== null && countryCode !== null && query.exceptCountries.has(countryCode)) continue;
-      entries.push({
-        ipAddress: text,
-        countryCode,
-        abuseConfidenceScore: confidenceOf(details.score[i]),
-        lastReportedAt: Number.isNaN(lastSeen[i]) ? null : abuseIpdbTime(lastSeen[i]),
-      });
+export class Blacklist {
+  private allowlistChanges = 0;
+  /** The index, allowlist and enrichment state the cached lists were made at. */
+  private state = "";
+  private enrichmentTables: unknown = null;
+  private readonly orders = new Map<string, BlacklistOrder>();
+  /** Walks of the index made so far (tests read it). */
+  walks = 0;
+
+  constructor(private readonly deps: BlacklistDeps) {
+    deps.allowlist.onChange(() => this.allowlistChanges++);
+  }
+
+  answer(query: BlacklistQuery): BlacklistAnswer {
+    this.deps.expireDue();
+    const order = this.order(query.confidenceMinimum, query.ipVersion);
+    const generatedAt = abuseIpdbTime(this.deps.clock.now());
+    const renderer = blacklistRenderer(order, {
+      limit: query.limit,
+      countries: countryFilter(query.onlyCountries, query.exceptCountries),
+      plaintext: query.plaintext,
+      generatedAt,
+    });
+    return { generatedAt, body: streamBody(renderer, this.deps.chunkSize) };
+  }
+
+  /** The ordered list at the current state, from the cache when nothing changed since it was made. */
+  private order(confidenceMinimum: number, ipVersion: IpVersion | null): BlacklistOrder {
+    const { index, allowlist, enrichment } = this.deps;
+    const state = `${index.generation}.${this.allowlistChanges}`;
+    const tables = enrichment.rangeTables();
+    if (state !== this.state || tables !== this.enrichmentTables) {
+      this.state = state;
+      this.enrichmentTables = tables;
+      this.orders.clear();
     }
+    const key = `${confidenceMinimum}.${ipVersion ?? 0}`;
+    const cached = this.orders.get(key);
+    if (cached !== undefined) return cached;
+    // The confidence bound applies during the walk, so a listed network below it does not hide what it covers.
+    const filters = blocklistFilters({ minimumRisk: "LOW", ipVersion, maximumScore: 100 - confidenceMinimum });
+    this.walks++;
+    const order = new BlacklistOrder(selectBlocklist(index, allowlist.set, filters, { details: true }), enrichment);
+    if (this.orders.size >= ORDER_CACHE_LIMIT) this.orders.delete(this.orders.keys().next().value as string);
+    this.orders.set(key, order);
+    return order;
   }
-  return { generatedAt: abuseIpdbTime(deps.clock.now()), entries };
-}
-
-/** Entry i of a selection: its (first) address, and its text (a listed network with its prefix). */
-function entryAt(selection: BlocklistSelection, i: number): { ip: Ip; text: string } {
-  if (i < selection.v4Count) {
-    const prefix = selection.v4Prefix === null ? 32 : selection.v4Prefix[i];
-    const ip = ipv4FromNumber(selection.v4[i]);
-    return { ip, text: prefix === 32 ? formatIpv4(selection.v4[i]) : `${ip.text}/${prefix}` };
-  }
-  const k = i - selection.v4Count;
-  const ip = ipFromWords(selection.v6.subarray(4 * k, 4 * k + 4));
-  const prefix = selection.v6Prefix === null ? 128 : selection.v6Prefix[k];
-  return { ip, text: prefix === 128 ? ip.text : `${ip.text}/${prefix}` };
 }

@@ -349,8 +349,11 @@ export function etagMatches(header: string, etag: string): boolean {
   return false;
 }
 
-/** The first chunk is rendered now: a list that fits in it goes out whole (with a Content-Length). */
-function streamBody(renderer: BlocklistRenderer, chunkSize = 64 * 1024): Uint8Array | ReadableStream<Uint8Array> {
+/**
+ * The first chunk is rendered now: a list that fits in it goes out whole (with a Content-Length). Also streams
+ * `/api/v2/blacklist`.
+ */
+export function streamBody(renderer: Pick<BlocklistRenderer, "fill">, chunkSize = 64 * 1024): Uint8Array | ReadableStream<Uint8Array> {
   const out = new ChunkWriter(chunkSize);
   if (renderer.fill(out)) return out.take();
   let pending: Uint8Array | null = out.take();

@@ -1,6 +1,8 @@
 // Threat patterns of contract section 9, found in a list of recent reports: a `subnet_burst` (many distinct
 // addresses of one /24 or /64 reported within an hour) and a `category_campaign` (one category against many
 // distinct addresses of one autonomous system within an hour). Pure: the reports and thresholds are arguments.
+// The search of a group can run a step at a time (the ...InSteps forms, see threat-span.ts), so a group of any
+// size leaves the event loop free; the forms over lists of observations run it at once.
 //
 // Decisions where the contract is open:
 // - "Within 60 minutes" is any span of at most `windowMs` (both ends included); each group is scanned with a
@@ -13,7 +15,10 @@
 import type { Category } from "./categories";
 import { DAY_MS } from "./scoring";
 import { type FieldError, validationFailed } from "./errors";
-import { cidrOf, compareIp, type Ip, type NormalizedIp } from "./ip";
+import { cidrOf, compareIp, type Ip, ipv4FromNumber, type Ipv6, type NormalizedIp } from "./ip";
+import { Pace } from "./pace";
+import { allAtOnce } from "./steps";
+import { densestSpanInSteps, type GroupReports } from "./threat-span";
 import type { ThreatKind } from "./webhook-payload";
 
 export type { ThreatKind };
@@ -126,36 +131,46 @@ export function campaignKeyOf(o: Pick<ThreatObservation, "asn" | "category">): s
 
 /** The burst among the reports of one subnet, if they hold one. */
 export function subnetBurst(group: readonly ThreatObservation[], thresholds: ThreatThresholds): DetectedPattern | null {
-  if (group.length < thresholds.subnetMinAddresses) return null;
-  const span = densestSpan(group, thresholds.windowMs, thresholds.subnetMinAddresses);
+  return allAtOnce(subnetBurstInSteps(reportsOf(group), thresholds, new Pace(Number.POSITIVE_INFINITY)));
+}
+
+/** The campaign among the reports of one ASN and category (`key`), if they hold one. */
+export function categoryCampaign(key: string, group: readonly ThreatObservation[], thresholds: ThreatThresholds): DetectedPattern | null {
+  return allAtOnce(categoryCampaignInSteps(key, reportsOf(group), thresholds, new Pace(Number.POSITIVE_INFINITY)));
+}
+
+/** subnetBurst a step at a time (see Pace), for a group of any size. */
+export function* subnetBurstInSteps(group: GroupReports, thresholds: ThreatThresholds, pace: Pace): Generator<void, DetectedPattern | null> {
+  if (group.size < thresholds.subnetMinAddresses) return null;
+  const span = yield* densestSpanInSteps(group, thresholds.windowMs, thresholds.subnetMinAddresses, pace);
   if (!span) return null;
-  const categories = new Set(span.reports.map((r) => r.category));
-  const ip = group[0].ip;
+  const ip = ipAt(group, 0);
   const key = cidrOf(ip, ip.version === 4 ? thresholds.ipv4SubnetPrefix : thresholds.ipv6SubnetPrefix).text;
+  const shared = yield* sharedInSteps(group, span.reports, pace);
   return {
     kind: "subnet_burst",
     patternKey: key,
     cidr: key,
-    asn: sameAsn(span.reports),
-    category: categories.size === 1 ? span.reports[0].category : null,
-    addresses: span.addresses.map((a) => a.text),
+    asn: shared.asn,
+    category: shared.category,
+    addresses: yield* textsInSteps(span.addresses, pace),
     windowStartMs: span.startMs,
     windowEndMs: span.endMs,
   };
 }
 
-/** The campaign among the reports of one ASN and category (`key`), if they hold one. */
-export function categoryCampaign(key: string, group: readonly ThreatObservation[], thresholds: ThreatThresholds): DetectedPattern | null {
-  if (group.length < thresholds.campaignMinAddresses) return null;
-  const span = densestSpan(group, thresholds.windowMs, thresholds.campaignMinAddresses);
+/** categoryCampaign a step at a time (see Pace), for a group of any size. */
+export function* categoryCampaignInSteps(key: string, group: GroupReports, thresholds: ThreatThresholds, pace: Pace): Generator<void, DetectedPattern | null> {
+  if (group.size < thresholds.campaignMinAddresses) return null;
+  const span = yield* densestSpanInSteps(group, thresholds.windowMs, thresholds.campaignMinAddresses, pace);
   if (!span) return null;
   return {
     kind: "category_campaign",
     patternKey: key,
-    cidr: campaignCidr(span.addresses),
-    asn: group[0].asn,
-    category: group[0].category,
-    addresses: span.addresses.map((a) => a.text),
+    cidr: yield* campaignCidrInSteps(span.addresses, pace),
+    asn: group.asn(0),
+    category: group.category(0),
+    addresses: yield* textsInSteps(span.addresses, pace),
     windowStartMs: span.startMs,
     windowEndMs: span.endMs,
   };
@@ -173,44 +188,45 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   else map.set(key, [value]);
 }
 
-interface Span {
-  reports: ThreatObservation[];
-  /** Distinct, sorted. */
-  addresses: Ip[];
-  startMs: number;
-  endMs: number;
+/** A list of observations as a group's reports. */
+function reportsOf(observations: readonly ThreatObservation[]): GroupReports {
+  return {
+    size: observations.length,
+    atMs: (p) => observations[p].atMs,
+    ipv4: (p) => {
+      const ip = observations[p].ip;
+      return ip.version === 4 ? ip.value : -1;
+    },
+    ipv6: (p) => observations[p].ip as Ipv6,
+    category: (p) => observations[p].category,
+    asn: (p) => observations[p].asn,
+  };
 }
 
-/**
- * The span of at most `windowMs` holding the most distinct addresses, if it holds at least `min` of them. A
- * sliding window over the reports in time order, counting each address's reports inside it.
- */
-function densestSpan(group: readonly ThreatObservation[], windowMs: number, min: number): Span | null {
-  const sorted = [...group].sort((a, b) => a.atMs - b.atMs);
-  const inWindow = new Map<string, number>();
-  let best: { from: number; to: number; distinct: number } | null = null;
-  let from = 0;
-  for (let to = 0; to < sorted.length; to++) {
-    const text = sorted[to].ip.text;
-    inWindow.set(text, (inWindow.get(text) ?? 0) + 1);
-    while (sorted[to].atMs - sorted[from].atMs > windowMs) {
-      const old = sorted[from++].ip.text;
-      const n = inWindow.get(old)! - 1;
-      if (n === 0) inWindow.delete(old);
-      else inWindow.set(old, n);
-    }
-    if (inWindow.size >= min && (best === null || inWindow.size > best.distinct)) best = { from, to, distinct: inWindow.size };
+function ipAt(group: GroupReports, position: number): Ip {
+  const v4 = group.ipv4(position);
+  return v4 >= 0 ? ipv4FromNumber(v4) : group.ipv6(position);
+}
+
+/** The category and the ASN of the reports at `positions` when all of them have the same, else null. */
+function* sharedInSteps(group: GroupReports, positions: Int32Array, pace: Pace): Generator<void, { category: Category | null; asn: number | null }> {
+  let category: Category | null = group.category(positions[0]);
+  let asn = group.asn(positions[0]);
+  for (let k = 1; k < positions.length; k++) {
+    if (group.category(positions[k]) !== category) category = null;
+    if (group.asn(positions[k]) !== asn) asn = null;
+    if (pace.spend()) yield;
   }
-  if (best === null) return null;
-  const reports = sorted.slice(best.from, best.to + 1);
-  const byText = new Map<string, Ip>();
-  for (const r of reports) byText.set(r.ip.text, r.ip);
-  return { reports, addresses: [...byText.values()].sort(compareIp), startMs: reports[0].atMs, endMs: reports[reports.length - 1].atMs };
+  return { category, asn };
 }
 
-function sameAsn(reports: readonly ThreatObservation[]): number | null {
-  const asn = reports[0].asn;
-  return reports.every((r) => r.asn === asn) ? asn : null;
+function* textsInSteps(addresses: readonly Ip[], pace: Pace): Generator<void, NormalizedIp[]> {
+  const texts = new Array<NormalizedIp>(addresses.length);
+  for (let i = 0; i < addresses.length; i++) {
+    texts[i] = addresses[i].text;
+    if (pace.spend()) yield;
+  }
+  return texts;
 }
 
 /** Leading bits two addresses of one family share. */
@@ -239,24 +255,46 @@ export const CAMPAIGN_MIN_PREFIX = { 4: 16, 6: 32 } as const;
  * /32 holding the most of the addresses (the lowest on a tie); the full list is in GET /v1/threats.
  */
 export function campaignCidr(addresses: readonly Ip[]): string {
-  const covering = coveringCidr(addresses);
-  const [network, length] = covering.split("/");
-  const version = network.includes(":") ? 6 : 4;
-  const minimum = CAMPAIGN_MIN_PREFIX[version];
-  if (Number(length) >= minimum) return covering;
-  const blocks = new Map<string, { network: Ip; count: number }>();
-  for (const ip of addresses) {
-    if (ip.version !== version) continue;
-    const block = cidrOf(ip, minimum);
-    const seen = blocks.get(block.text) ?? { network: block.network, count: 0 };
-    seen.count++;
-    blocks.set(block.text, seen);
+  return allAtOnce(campaignCidrInSteps([...addresses].sort(compareIp), new Pace(Number.POSITIVE_INFINITY)));
+}
+
+/** campaignCidr of sorted addresses, a step at a time (see Pace). */
+export function* campaignCidrInSteps(sorted: readonly Ip[], pace: Pace): Generator<void, string> {
+  if (sorted.length === 0) throw new RangeError("no addresses to cover");
+  // The family with the most addresses (IPv4 on a tie): sorted, the IPv4 ones come first.
+  const ipv4s = countOfIpv4(sorted);
+  const [from, to] = ipv4s >= sorted.length - ipv4s ? [0, ipv4s] : [ipv4s, sorted.length];
+  // Sorted, the first and last of a family share what all of them share.
+  const covering = coveringCidr([sorted[from], sorted[to - 1]]);
+  const minimum = CAMPAIGN_MIN_PREFIX[sorted[from].version];
+  if (Number(covering.split("/")[1]) >= minimum) return covering;
+  // Sorted, the addresses of one block are next to each other: the longest run is the block with the most, and
+  // the first of the longest the lowest.
+  let best = from;
+  let bestCount = 0;
+  for (let runFrom = from, i = from; i < to; i++) {
+    if (i + 1 === to || commonPrefixLength(sorted[i], sorted[i + 1]) < minimum) {
+      if (i + 1 - runFrom > bestCount) {
+        best = runFrom;
+        bestCount = i + 1 - runFrom;
+      }
+      runFrom = i + 1;
+    }
+    if (pace.spend()) yield;
   }
-  let best: { text: string; network: Ip; count: number } | null = null;
-  for (const [text, { network, count }] of blocks) {
-    if (best === null || count > best.count || (count === best.count && compareIp(network, best.network) < 0)) best = { text, network, count };
+  return cidrOf(sorted[best], minimum).text;
+}
+
+/** How many of `sorted` are IPv4 (they come first). */
+function countOfIpv4(sorted: readonly Ip[]): number {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (sorted[middle].version === 4) low = middle + 1;
+    else high = middle;
   }
-  return best!.text;
+  return low;
 }
 
 /** The smallest network covering `addresses` (sorted, non-empty) of the family that has the most of them. */

@@ -7,23 +7,26 @@
 // The reports are kept in columns of typed arrays (a slot each) and grouped by linked lists over the slots
 // (slot-groups.ts), not as an object per report in arrays per group: about 160 bytes a report instead of 360, and
 // nothing per report for the garbage collector to visit (half a million report objects made every full collection
-// of the server's heap walk them). A group's reports become observations only when it has enough for a pattern.
+// of the server's heap walk them). A group's reports are read, a step at a time, only when it has enough for a
+// pattern.
 
 import {
   byKindAndKey,
   campaignKeyOf,
-  categoryCampaign,
+  categoryCampaignInSteps,
   type DetectedPattern,
-  subnetBurst,
+  subnetBurstInSteps,
   ipv4SubnetKeyOf,
   subnetKeyOf,
   type ThreatObservation,
   type ThreatThresholds,
 } from "./threat-patterns";
+import type { GroupReports } from "./threat-span";
 import { SlotGroups } from "./slot-groups";
+import { Pace } from "./pace";
 import { grownTo } from "./typed-arrays";
 import type { Category } from "./categories";
-import { type Ip, ipv4FromNumber } from "./ip";
+import type { Ip, Ipv6 } from "./ip";
 
 /**
  * Reports the window holds at most (about 160 bytes each, 81 MB). That is 70 minutes of a steady 120
@@ -100,9 +103,9 @@ export class ThreatWindow {
     if (slot !== undefined) this.release(slot);
   }
 
-  // Long work a step at a time: each generator yields after looking at about `step` reports, so a caller can let
-  // the event loop turn (a window of 100,000 reports took a quarter of a second), and returns the result. The
-  // window must not change until it is done.
+  // Long work a step at a time: each generator yields after about `step` units of work (mostly a report looked
+  // at), so a caller can let the event loop turn (a window of 100,000 reports took a quarter of a second), and
+  // returns the result. The window must not change until it is done.
 
   /** Takes out the reports dated before `start`. */
   *forgetBeforeInSteps(start: number, step: number): Generator<void, void> {
@@ -130,24 +133,29 @@ export class ThreatWindow {
     return Math.max(extra, 0);
   }
 
-  /** The patterns of the groups reports joined since the last call, sorted by kind, then key. */
+  /**
+   * The patterns of the groups reports joined since the last call, sorted by kind, then key. A step is about
+   * `step` units of work (a report looked at, or moved once in a sort), however large a group is.
+   */
   *takePatternsInSteps(step: number): Generator<void, DetectedPattern[]> {
+    const pace = new Pace(step);
     const found: DetectedPattern[] = [];
-    let looked = 0;
     // Most groups hold a report or two: counted without a list, and only one large enough for a pattern is read.
     const { subnetMinAddresses, campaignMinAddresses } = this.thresholds;
     for (const key of this.joinedSubnets) {
       const small = this.subnets.sizeOf(key, subnetMinAddresses);
-      const slots = small < subnetMinAddresses ? null : this.subnets.slotsOf(key);
-      if ((looked += (slots?.length ?? small) + 1) >= step) (looked = 0), yield;
-      const burst = slots === null ? null : subnetBurst(this.observationsAt(slots), this.thresholds);
+      if (pace.spend(small + 1)) yield;
+      if (small < subnetMinAddresses) continue;
+      const group = this.reportsAt(yield* this.slotsInSteps(this.subnets, key, pace));
+      const burst = yield* subnetBurstInSteps(group, this.thresholds, pace);
       if (burst) found.push(burst);
     }
     for (const key of this.joinedCampaigns) {
       const small = this.campaigns.sizeOf(key, campaignMinAddresses);
-      const slots = small < campaignMinAddresses ? null : this.campaigns.slotsOf(key);
-      if ((looked += (slots?.length ?? small) + 1) >= step) (looked = 0), yield;
-      const campaign = slots === null ? null : categoryCampaign(key, this.observationsAt(slots), this.thresholds);
+      if (pace.spend(small + 1)) yield;
+      if (small < campaignMinAddresses) continue;
+      const group = this.reportsAt(yield* this.slotsInSteps(this.campaigns, key, pace));
+      const campaign = yield* categoryCampaignInSteps(key, group, this.thresholds, pace);
       if (campaign) found.push(campaign);
     }
     this.joinedSubnets.clear();
@@ -155,18 +163,38 @@ export class ThreatWindow {
     return found.sort(byKindAndKey);
   }
 
-  private observationsAt(slots: readonly number[]): WindowObservation[] {
-    return slots.map((slot) => {
-      const v4 = this.ipv4[slot];
-      const asn = this.asns[slot];
-      return {
-        id: this.ids[slot],
-        ip: v4 >= 0 ? ipv4FromNumber(v4) : (this.ipv6.get(slot) as Ip),
-        category: this.categoryNames[this.categories[slot]],
-        atMs: this.atMs[slot],
-        asn: Number.isNaN(asn) ? null : asn,
-      };
-    });
+  /** The slots of a group (not empty) in the order they joined. */
+  private *slotsInSteps<K>(groups: SlotGroups<K>, key: K, pace: Pace): Generator<void, Int32Array> {
+    const first = groups.first(key);
+    let size = 0;
+    let slot = first;
+    do {
+      size++;
+      slot = groups.following(slot);
+      if (pace.spend()) yield;
+    } while (slot !== first);
+    const slots = new Int32Array(size);
+    for (let i = 0; i < size; i++) {
+      slots[i] = slot;
+      slot = groups.following(slot);
+      if (pace.spend()) yield;
+    }
+    return slots;
+  }
+
+  /** The reports in `slots`, read from the columns, as detection reads a group. */
+  private reportsAt(slots: Int32Array): GroupReports {
+    return {
+      size: slots.length,
+      atMs: (p) => this.atMs[slots[p]],
+      ipv4: (p) => this.ipv4[slots[p]],
+      ipv6: (p) => this.ipv6.get(slots[p]) as Ipv6,
+      category: (p) => this.categoryNames[this.categories[slots[p]]],
+      asn: (p) => {
+        const asn = this.asns[slots[p]];
+        return Number.isNaN(asn) ? null : asn;
+      },
+    };
   }
 
   /** Takes the report in `slot` out of its groups and the window, and frees the slot. */

@@ -99,3 +99,12 @@ test.each([3, 11, 29])("seed %p: after removals and a forgetBefore, the window's
   expect(patterns.filter((p) => p.kind === "category_campaign").length).toBeGreaterThan(0);
   expect(patterns.some((p) => p.cidr.includes(":"))).toBe(true);
 });
+
+test("one group of 20,000 reports is searched in many steps, not read in one", () => {
+  const w = new ThreatWindow(DEFAULT_THREAT_THRESHOLDS);
+  for (let id = 1; id <= 20_000; id++) w.add({ id, ip: parseIp(formatIpv4(0xcb007100 + (id % 200))), category: CATEGORIES[0], atMs: T0 + id * 100, asn: null });
+  const { value, yields } = run(w.takePatternsInSteps(100));
+  expect(value.map((p) => [p.cidr, p.addresses.length])).toEqual([["203.0.113.0/24", 200]]);
+  // Its slots listed, its reports read, its addresses sorted, and swept: every report is handled a few times.
+  expect(yields).toBeGreaterThan((4 * 20_000) / 100);
+});

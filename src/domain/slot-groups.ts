@@ -73,17 +73,4 @@ export class SlotGroups<K> {
     for (let s = this.next[first]; s !== first && n < atMost; s = this.next[s]) n++;
     return n;
   }
-
-  /** The group's slots in the order they joined. */
-  slotsOf(key: K): number[] {
-    const slots: number[] = [];
-    const first = this.firsts.get(key);
-    if (first === undefined) return slots;
-    let s = first;
-    do {
-      slots.push(s);
-      s = this.next[s];
-    } while (s !== first);
-    return slots;
-  }
 }

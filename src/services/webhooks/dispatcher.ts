@@ -27,8 +27,8 @@ export interface DispatcherOptions {
   /** Outbox rows fanned out per transaction at most. */
   fanOutBatch: number;
   /**
-   * Deliveries made per transaction at most (at least one event is always taken): a pass holds the event loop
-   * for about this many inserts however many subscriptions receive each event.
+   * Deliveries made per transaction at most (the first event is always taken, however many it makes): a pass
+   * holds the event loop for about this many inserts however many subscriptions receive each event.
    */
   fanOutDeliveries: number;
   /** Delivered and failed deliveries (with their attempts) are pruned this long after their last change. */
@@ -96,8 +96,8 @@ export class WebhookDispatcher {
   private readonly abandon = new AbortController();
   private readonly counters: DispatchSummary = { events: 0, deliveriesCreated: 0, attempts: 0, delivered: 0, retried: 0, failed: 0 };
   private timer: ReturnType<typeof setInterval> | null = null;
-  /** Events the last fan-out asked for: when it got as many, more may be waiting. */
-  private lastBatch = 0;
+  /** Whether the last fan-out left events it read (its budget spent) or read a full batch: more may be waiting. */
+  private moreWaiting = false;
   private nudged = false;
   private flushScheduled = false;
   private stopped = false;
@@ -199,12 +199,12 @@ export class WebhookDispatcher {
     if (!this.tables.hasUnfannedEvents()) return 0;
     const now = this.clock.now();
     const result = this.writeUnlessLocked(() => {
+      const rows = this.tables.unfannedEvents(this.options.fanOutBatch);
+      if (rows.length === 0) return { events: 0, deliveries: 0, more: false };
       const subscriptions = this.tables.receivingSubscriptions().map((s) => ({ id: s.id, events: new Set(JSON.parse(s.events) as string[]) }));
-      this.lastBatch = Math.max(1, Math.min(this.options.fanOutBatch, Math.floor(this.options.fanOutDeliveries / Math.max(1, subscriptions.length))));
-      const rows = this.tables.unfannedEvents(this.lastBatch);
-      if (rows.length === 0) return { events: 0, deliveries: 0 };
       const { insertDelivery: insert, markFannedOut, dropEvents } = this.tables.fanOutWriters();
       let deliveries = 0;
+      let events = 0;
       // Under heavy ingest with no subscriber, every report's event is one of these: deleted together.
       const unreceived: number[] = [];
       for (const row of rows) {
@@ -212,6 +212,9 @@ export class WebhookDispatcher {
           row.webhook_id !== null
             ? subscriptions.filter((s) => s.id === row.webhook_id)
             : subscriptions.filter((s) => s.events.has(row.event));
+        // The budget counts the deliveries events make: the first event is always taken, however many.
+        if (events > 0 && deliveries + targets.length > this.options.fanOutDeliveries) break;
+        events++;
         if (targets.length === 0) {
           unreceived.push(row.id);
           continue;
@@ -222,9 +225,10 @@ export class WebhookDispatcher {
         deliveries += targets.length;
       }
       if (unreceived.length > 0) dropEvents.run(JSON.stringify(unreceived));
-      return { events: rows.length, deliveries };
+      return { events, deliveries, more: events < rows.length || rows.length === this.options.fanOutBatch };
     });
     if (result === null) return 0;
+    this.moreWaiting = result.more;
     this.counters.events += result.events;
     this.counters.deliveriesCreated += result.deliveries;
     return result.events;
@@ -253,8 +257,7 @@ export class WebhookDispatcher {
   private pump(): void {
     if (this.stopped) return;
     try {
-      const handled = this.fanOut();
-      if (handled > 0 && handled === this.lastBatch) this.nudge();
+      if (this.fanOut() > 0 && this.moreWaiting) this.nudge();
       const now = this.clock.now();
       if (now - this.lastPruneAt >= PRUNE_EVERY_MS && this.prune(now - this.options.retentionMs) !== null) this.lastPruneAt = now;
       this.launch();

@@ -57,18 +57,19 @@ export class BouncerTables {
       cursor: db.prepare<CursorColumns, [number, string]>(
         `SELECT ${CURSOR_COLUMNS} FROM decision_cursors WHERE api_key_id = ? AND client_address = ?`,
       ),
+      // Replaced, not updated: the row gets a new rowid, which orders the cursors by when they were saved.
       saveCursor: db.prepare<unknown, [number, string, number, Uint8Array, Uint8Array, string]>(
-        `INSERT INTO decision_cursors (api_key_id, client_address, last_pull_at, ids, sent_at, v6_values) VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT (api_key_id, client_address) DO UPDATE SET last_pull_at = excluded.last_pull_at, ids = excluded.ids,
-           sent_at = excluded.sent_at, v6_values = excluded.v6_values`,
+        `INSERT OR REPLACE INTO decision_cursors (api_key_id, client_address, last_pull_at, ids, sent_at, v6_values) VALUES (?, ?, ?, ?, ?, ?)`,
       ),
       // An idle cursor is emptied rather than deleted: its row still tells `bouncer list` the last pull.
       emptyIdleCursors: db.prepare<unknown, [number]>(
         "UPDATE decision_cursors SET ids = x'', sent_at = x'', v6_values = '{}' WHERE last_pull_at <= ? AND length(ids) > 0",
       ),
+      // The most recently saved by rowid, not by last_pull_at: after the clock steps back, the wall-clock times
+      // would make the bouncer that pulled last look the oldest.
       dropOtherCursorsBeyond: db.prepare<unknown, [number, string, number]>(
         `DELETE FROM decision_cursors WHERE api_key_id = ?1 AND client_address <> ?2 AND client_address NOT IN (
-           SELECT client_address FROM decision_cursors WHERE api_key_id = ?1 AND client_address <> ?2 ORDER BY last_pull_at DESC LIMIT ?3)`,
+           SELECT client_address FROM decision_cursors WHERE api_key_id = ?1 AND client_address <> ?2 ORDER BY rowid DESC LIMIT ?3)`,
       ),
       removeCursors: db.prepare<unknown, [number]>("DELETE FROM decision_cursors WHERE api_key_id = ?"),
       pulls: db.prepare<PullView, []>("SELECT api_key_id AS apiKeyId, client_address AS clientAddress, last_pull_at AS lastPullAt FROM decision_cursors ORDER BY last_pull_at DESC"),

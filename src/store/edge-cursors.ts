@@ -25,10 +25,12 @@ export class EdgeCursorFile {
         "INSERT OR REPLACE INTO decision_cursors (cursor_key, last_pull_at, ids, sent_at, v6_values) VALUES (?, ?, ?, ?, ?)",
       ),
       dropIdle: this.db.prepare<unknown, [number]>("DELETE FROM decision_cursors WHERE last_pull_at <= ?"),
-      // An owner's keys are those from `owner|` up to `owner}` ("}" follows "|"; an owner has no "|" in it).
+      // An owner's keys are those from `owner|` up to `owner}` ("}" follows "|"; an owner has no "|" in it). The
+      // most recently saved come by rowid (INSERT OR REPLACE gives a saved row a new one), not by last_pull_at,
+      // which a clock stepped back would disorder.
       dropOthersBeyond: this.db.prepare<unknown, [string, string, string, number]>(
         `DELETE FROM decision_cursors WHERE cursor_key >= ?1 AND cursor_key < ?2 AND cursor_key <> ?3 AND cursor_key NOT IN (
-           SELECT cursor_key FROM decision_cursors WHERE cursor_key >= ?1 AND cursor_key < ?2 AND cursor_key <> ?3 ORDER BY last_pull_at DESC LIMIT ?4)`,
+           SELECT cursor_key FROM decision_cursors WHERE cursor_key >= ?1 AND cursor_key < ?2 AND cursor_key <> ?3 ORDER BY rowid DESC LIMIT ?4)`,
       ),
     };
   }

@@ -155,7 +155,12 @@ export class Bouncers {
     }
     // The owner as the cursor file's rows name it: an edge's or snapshot server's configured key by its name.
     const owner = principal.staticKey !== undefined ? `key:${principal.staticKey}` : String(keyId ?? `user${principal.userId}`);
-    return { get: (client) => this.cursors.get(owner, client) ?? null, save: (client, cursor, limits) => this.cursors.save(owner, client, cursor, limits) };
+    // A file written before each key had its own cursors holds them under the one principal all keys were then.
+    const legacy = principal.staticKey !== undefined ? `user${principal.userId}` : null;
+    return {
+      get: (client) => this.cursors.get(owner, client) ?? (legacy === null ? undefined : this.cursors.get(legacy, client)) ?? null,
+      save: (client, cursor, limits) => this.cursors.save(owner, client, cursor, limits),
+    };
   }
 
   /** `GET /v1/decisions?ip=|range=`: the listed address itself and every listed network around it, or null. */

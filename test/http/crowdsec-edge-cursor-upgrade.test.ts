@@ -1,0 +1,109 @@
+// An edge's bouncer-cursors file survives restarts and upgrades (contract 14, docs/decisions.md "Edges": a swap or
+// a restart must not send a bouncer the startup answer, since bouncers remove only what comes in `deleted`). Files
+// written before each configured key had its own cursors hold them under `user0` (every key was user 0 then):
+// the first pull after upgrading still gets the difference from them, with what left the list in `deleted`.
+
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { mkdtempSync, rmSync } from "node:fs";
+import { request } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Server } from "bun";
+import { createSnapshotServices } from "../../src/app/snapshot-services";
+import { defaultConfig } from "../../src/config";
+import { createApp } from "../../src/http/app";
+import { listen } from "../../src/http/server";
+import { exportSnapshot } from "../../src/services/snapshots/export";
+import { EdgeCursorFile } from "../../src/store/edge-cursors";
+import { createHarness, type Harness } from "../support/harness";
+
+const KEY = "static-key-for-the-edge-upgrade-0123456789";
+const FROM = "127.0.0.1";
+
+interface Stream {
+  new: { value: string }[];
+  deleted: { value: string }[];
+}
+
+let h: Harness;
+let dir: string;
+let before: string;
+let after: string;
+
+beforeAll(async () => {
+  h = await createHarness();
+  dir = mkdtempSync(join(tmpdir(), "abuse-intel-review-b-"));
+  h.services.feeds.importText("lab", "198.51.100.7\n198.51.100.8\n", { category: "HACKING", severity: 4, replace: true });
+  before = join(dir, "before.sqlite");
+  await exportSnapshot({ store: h.store, services: h.services, out: before, nowMs: h.clock.now() });
+  h.clock.advance(60_000);
+  // 198.51.100.8 leaves the list.
+  h.services.feeds.importText("lab", "198.51.100.7\n", { category: "HACKING", severity: 4, replace: true });
+  after = join(dir, "after.sqlite");
+  await exportSnapshot({ store: h.store, services: h.services, out: after, nowMs: h.clock.now() });
+});
+afterAll(async () => {
+  await h.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function serve(snapshot: string, cursorFile: string) {
+  const file = new EdgeCursorFile(cursorFile);
+  const snap = await createSnapshotServices({ config: { ...defaultConfig(), dataDir: dir, snapshot, apiKeys: [KEY] }, clock: h.clock, bouncerCursors: file });
+  const server: Server<undefined> = listen(snap, createApp(snap), { hostname: "127.0.0.1", port: 0 });
+  return {
+    port: server.port as number,
+    close: async () => {
+      server.stop(true);
+      await snap.stop();
+      file.close();
+    },
+  };
+}
+
+function pull(port: number, query = ""): Promise<Stream> {
+  h.clock.advance(1000);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: "127.0.0.1", port, path: `/v1/decisions/stream?${query}`, localAddress: FROM, headers: { "x-api-key": KEY } }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => (body += c));
+      res.on("end", () => (res.statusCode === 200 ? resolve(JSON.parse(body) as Stream) : reject(new Error(`${res.statusCode} ${body}`))));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+/** A bouncer pulls the first snapshot (startup), the edge restarts, and the bouncer pulls the second. */
+async function acrossRestart(cursorFile: string, betweenRestarts: () => void): Promise<Stream> {
+  const first = await serve(before, cursorFile);
+  const startup = await pull(first.port, "startup=true");
+  expect(startup.new.map((d) => d.value).sort()).toEqual(["198.51.100.7", "198.51.100.8"]);
+  await first.close();
+  betweenRestarts();
+  const second = await serve(after, cursorFile);
+  try {
+    return await pull(second.port);
+  } finally {
+    await second.close();
+  }
+}
+
+test("control: with a file written by this version, the pull after a restart deletes what left", async () => {
+  const answer = await acrossRestart(join(dir, "now.sqlite"), () => {});
+  expect(answer.deleted.map((d) => d.value)).toEqual(["198.51.100.8"]);
+});
+
+test("a cursors' file written by the version before the limits (rows `user0|<client>`) still tells the bouncer what left", async () => {
+  const file = join(dir, "upgraded.sqlite");
+  const answer = await acrossRestart(file, () => {
+    // Make the row what the previous version wrote for the same pull: `${apiKeyId ?? `user${userId}`}|${client}`.
+    const db = new Database(file);
+    db.run(`UPDATE decision_cursors SET cursor_key = 'user0|${FROM}'`);
+    db.close();
+  });
+  expect(answer.deleted.map((d) => d.value)).toEqual(["198.51.100.8"]);
+  expect(answer.new).toEqual([]);
+});

@@ -121,15 +121,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
     "bps": true,
     "folderMillis": 1795731814579,
     "hash": "fba7be5dc98838e07f98fa4d762e3d8928683923a4d4e6fb4f9d0a69699555cf"
-  },
-  {
-    "tag": "0006_recent-order-index",
-    "sql": [
-      "DROP INDEX `addresses_last_seen`;",
-      "\nCREATE INDEX `addresses_recent` ON `addresses` (\"last_seen\" DESC,`ip`);"
-    ],
-    "bps": true,
-    "folderMillis": 1795741274215,
-    "hash": "42ace408b9cc6ef4465de819cd297ee7e456baa2e3c154ca5f0a8c1f480e909c"
   }
 ];

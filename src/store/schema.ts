@@ -2,7 +2,6 @@
 // behaviour, not tables. Times are integer milliseconds since the epoch (UTC); ids are integer keys, shown to
 // clients as decimal strings. Kept driver-neutral (sqlite-core only) so another SQLite driver can read the file.
 
-import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex, blob } from "drizzle-orm/sqlite-core";
 
 export const users = sqliteTable(
@@ -184,10 +183,7 @@ export const addresses = sqliteTable(
     /** The first moment the score will differ from the stored one (decay or retention); null: never. */
     rescoreDueAt: integer("rescore_due_at"),
   },
-  // Newest report first, then by address: the order of GET /v1/ip/recent, whose pages are read from this index
-  // alone. On last_seen only, ties were sorted in a temporary tree and every skipped row was read from the table
-  // (a pro key's 100,000 requests a day at a deep offset were hours of the server's time); it costs ingest 3-4 %.
-  (t) => [index("addresses_recent").on(sql`${t.lastSeen} DESC`, t.ip), index("addresses_rescore_due").on(t.rescoreDueAt)],
+  (t) => [index("addresses_last_seen").on(t.lastSeen), index("addresses_rescore_due").on(t.rescoreDueAt)],
 );
 
 /**

@@ -251,7 +251,7 @@ describe("verify", () => {
   test("one flipped byte in an index's copy of an address (not part of the hashed rows) fails the integrity check", () => {
     const copy = flipped("flip-index.sqlite", (b) => {
       const text = "2a00:1450:4001:80b::200e";
-      // The last copy in the file: the addresses_recent index is built after the table and the blobs.
+      // The last copy in the file: the addresses_last_seen index is built after the table and the blobs.
       expect(b.indexOf(text)).not.toBe(b.lastIndexOf(text));
       return b.lastIndexOf(text) + 5;
     });

@@ -4,14 +4,9 @@
 // be the startup answer, with nothing in `deleted`).
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { request } from "node:http";
 import { addUser } from "../support/accounts";
+import { type DecisionStream, pullDecisions } from "../support/decision-pull";
 import { createHarness, type Harness } from "../support/harness";
-
-interface Stream {
-  new: { value: string }[];
-  deleted: { value: string }[];
-}
 
 let h: Harness;
 beforeAll(async () => {
@@ -20,18 +15,9 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-function pullFrom(key: string, from: string, query = ""): Promise<Stream> {
+function pullFrom(key: string, from: string, query = ""): Promise<DecisionStream> {
   h.clock.advance(1000);
-  return new Promise((resolve, reject) => {
-    const req = request({ host: "127.0.0.1", port: Number(new URL(h.url).port), path: `/v1/decisions/stream?${query}`, localAddress: from, headers: { "x-api-key": key } }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (c: string) => (body += c));
-      res.on("end", () => (res.statusCode === 200 ? resolve(JSON.parse(body) as Stream) : reject(new Error(`${res.statusCode} ${body}`))));
-    });
-    req.on("error", reject);
-    req.end();
-  });
+  return pullDecisions(Number(new URL(h.url).port), key, from, query);
 }
 
 test("after the clock steps back, a 65th address pushes out the least recently pulled, not the one just pulled", async () => {

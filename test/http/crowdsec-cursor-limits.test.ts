@@ -9,7 +9,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
-import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Server } from "bun";
@@ -22,17 +21,13 @@ import { exportSnapshot } from "../../src/services/snapshots/export";
 import { BouncerTables } from "../../src/store/bouncers";
 import { EdgeCursorFile } from "../../src/store/edge-cursors";
 import { addUser } from "../support/accounts";
+import { type DecisionStream, pullDecisions } from "../support/decision-pull";
 import { createHarness, type Harness } from "../support/harness";
 
 const PER_KEY = 64;
 const PER_STATIC_KEY = 1024;
 const IDLE_LIMIT_MS = (596 + 24) * 3600 * 1000;
 const STATIC_KEY = "static-key-for-the-cursor-limits-0123456789";
-
-interface Stream {
-  new: { value: string }[];
-  deleted: { value: string }[];
-}
 
 /** One server under test: where to pull, with which key, and how many cursors holding decisions it stores. */
 interface Target {
@@ -100,24 +95,15 @@ async function snapshotServer(cursorFile: string | null, apiKeys = [STATIC_KEY])
  * A pull of the decisions stream sent from the client address `from` (bound on loopback), a second after the
  * previous one: which cursors were pulled most recently is told by their times.
  */
-function pullFrom(t: Target, from: string, query = ""): Promise<Stream> {
+function pullFrom(t: Target, from: string, query = ""): Promise<DecisionStream> {
   h.clock.advance(1000);
-  return new Promise((resolve, reject) => {
-    const req = request({ host: "127.0.0.1", port: t.port, path: `/v1/decisions/stream?${query}`, localAddress: from, headers: { "x-api-key": t.key } }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk: string) => (body += chunk));
-      res.on("end", () => (res.statusCode === 200 ? resolve(JSON.parse(body) as Stream) : reject(new Error(`${res.statusCode} ${body}`))));
-    });
-    req.on("error", reject);
-    req.end();
-  });
+  return pullDecisions(t.port, t.key, from, query);
 }
 
 const client = (n: number) => `127.0.${1 + (n >> 8)}.${n & 255}`;
 const values = (decisions: { value: string }[]) => decisions.map((d) => d.value).sort();
 /** Everything listed in `new`, nothing in `deleted`: what a startup answer says. */
-function expectStartupAnswer(answer: Stream, listed: string[]) {
+function expectStartupAnswer(answer: DecisionStream, listed: string[]) {
   expect(values(answer.new)).toEqual(listed);
   expect(answer.deleted).toEqual([]);
 }

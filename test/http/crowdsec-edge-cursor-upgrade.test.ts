@@ -6,7 +6,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
-import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Server } from "bun";
@@ -16,15 +15,11 @@ import { createApp } from "../../src/http/app";
 import { listen } from "../../src/http/server";
 import { exportSnapshot } from "../../src/services/snapshots/export";
 import { EdgeCursorFile } from "../../src/store/edge-cursors";
+import { type DecisionStream, pullDecisions } from "../support/decision-pull";
 import { createHarness, type Harness } from "../support/harness";
 
 const KEY = "static-key-for-the-edge-upgrade-0123456789";
 const FROM = "127.0.0.1";
-
-interface Stream {
-  new: { value: string }[];
-  deleted: { value: string }[];
-}
 
 let h: Harness;
 let dir: string;
@@ -62,22 +57,13 @@ async function serve(snapshot: string, cursorFile: string) {
   };
 }
 
-function pull(port: number, query = ""): Promise<Stream> {
+function pull(port: number, query = ""): Promise<DecisionStream> {
   h.clock.advance(1000);
-  return new Promise((resolve, reject) => {
-    const req = request({ host: "127.0.0.1", port, path: `/v1/decisions/stream?${query}`, localAddress: FROM, headers: { "x-api-key": KEY } }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (c: string) => (body += c));
-      res.on("end", () => (res.statusCode === 200 ? resolve(JSON.parse(body) as Stream) : reject(new Error(`${res.statusCode} ${body}`))));
-    });
-    req.on("error", reject);
-    req.end();
-  });
+  return pullDecisions(port, KEY, FROM, query);
 }
 
 /** A bouncer pulls the first snapshot (startup), the edge restarts, and the bouncer pulls the second. */
-async function acrossRestart(cursorFile: string, betweenRestarts: () => void): Promise<Stream> {
+async function acrossRestart(cursorFile: string, betweenRestarts: () => void): Promise<DecisionStream> {
   const first = await serve(before, cursorFile);
   const startup = await pull(first.port, "startup=true");
   expect(startup.new.map((d) => d.value).sort()).toEqual(["198.51.100.7", "198.51.100.8"]);

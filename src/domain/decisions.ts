@@ -15,6 +15,12 @@ export function v4DecisionId(address: number, prefixLength: number): number {
   return 1 + address * 64 + prefixLength;
 }
 
+/** The prefix length an IPv4 decision id carries. */
+export const v4DecisionPrefixLength = (id: number): number => (id - 1) % 64;
+
+/** The network address (unsigned) an IPv4 decision id carries. */
+export const v4DecisionAddress = (id: number): number => (id - 1 - v4DecisionPrefixLength(id)) / 64;
+
 export const isV6DecisionId = (id: number): boolean => id >= V6_ID_BASE;
 
 /**
@@ -23,7 +29,7 @@ export const isV6DecisionId = (id: number): boolean => id >= V6_ID_BASE;
  * is not known.
  */
 export function decisionScope(id: number, v6Value: (id: number) => string | undefined): "ip" | "range" | null {
-  if (!isV6DecisionId(id)) return (id - 1) % 64 === 32 ? "ip" : "range";
+  if (!isV6DecisionId(id)) return v4DecisionPrefixLength(id) === 32 ? "ip" : "range";
   const value = v6Value(id);
   return value === undefined ? null : value.includes("/") ? "range" : "ip";
 }

@@ -10,7 +10,7 @@
 
 import type { Category } from "../../domain/categories";
 import type { Clock } from "../../domain/clock";
-import { MAX_DECISION_DURATION_SECONDS, decisionScope, isV6DecisionId, v4DecisionId, v6DecisionId, v6DecisionValue } from "../../domain/decisions";
+import { MAX_DECISION_DURATION_SECONDS, decisionScope, isV6DecisionId, v4DecisionAddress, v4DecisionId, v4DecisionPrefixLength, v6DecisionId, v6DecisionValue } from "../../domain/decisions";
 import { type Cidr, type Ip, ipv4Mask } from "../../domain/ip";
 import type { Principal } from "../../domain/principal";
 import { RISK_LEVELS, type RiskLevel } from "../../domain/risk";
@@ -19,7 +19,7 @@ import type { ReputationIndex } from "../../index/reputation-index";
 import type { BouncerRow, BouncerTables, CursorLimits, CursorRow } from "../../store/bouncers";
 import type { Allowlist } from "../allowlist/allowlist";
 import { type DecisionFilter, type DecisionList, currentDecisions } from "./decision-list";
-import { decisionJson, planPull, streamPull } from "./decision-stream";
+import { decisionsJson, planPull, streamPull } from "./decision-stream";
 
 const DEFAULT_FILTER: DecisionFilter = { minimumRisk: "HIGH", categories: null, expandNetworks: false };
 /** A decision's scenario by the risk level of its entry (one string each, not one per decision). */
@@ -170,7 +170,7 @@ export class Bouncers {
     const list = this.listFor(bouncer);
     const ip = "prefixLength" in key ? key.network : key;
     const top = "prefixLength" in key ? key.prefixLength : ip.version === 4 ? 32 : 128;
-    const out: string[] = [];
+    const found: { id: number; v6Value: string | null; scenario: string }[] = [];
     const now = this.deps.clock.now();
     const words = new Uint32Array(4);
     for (let len = top; len >= 0; len--) {
@@ -184,9 +184,9 @@ export class Bouncers {
         id = v6DecisionId(words, len);
         v6Value = v6DecisionValue(words, len).value;
       }
-      if (includes(list.ids, id)) out.push(decisionJson(id, v6Value, duration, now + duration * 1000, this.scenarioOf(id)));
+      if (includes(list.ids, id)) found.push({ id, v6Value, scenario: this.scenarioOf(id) });
     }
-    return out.length === 0 ? null : `[${out.join(",")}]`;
+    return found.length === 0 ? null : decisionsJson(found, duration, now + duration * 1000);
   }
 
   /** The list a bouncer's filter gives now, computed once per index generation and allowlist change. */
@@ -223,10 +223,8 @@ export class Bouncers {
     const { index } = this.deps;
     let slot = NOT_FOUND;
     if (!isV6DecisionId(id)) {
-      const n = id - 1;
-      const len = n % 64;
-      const address = (n - len) / 64;
-      slot = index.v4.getPrefix(address, len);
+      const address = v4DecisionAddress(id);
+      slot = index.v4.getPrefix(address, v4DecisionPrefixLength(id));
       if (slot === NOT_FOUND) slot = index.v4.longestMatch(address);
     }
     return slot === NOT_FOUND ? LISTED_SCENARIO : (SCENARIO_BY_RISK[index.risk[slot]] ?? LISTED_SCENARIO);

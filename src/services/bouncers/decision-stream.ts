@@ -3,7 +3,7 @@
 // string. The cursor that the caller commits once the body was sent whole comes with the plan.
 
 import { ChunkWriter } from "../../domain/blocklist/chunk-writer";
-import { goDuration, isV6DecisionId, needsRefresh } from "../../domain/decisions";
+import { goDuration, isV6DecisionId, needsRefresh, v4DecisionAddress, v4DecisionPrefixLength } from "../../domain/decisions";
 import type { CursorRow } from "../../store/bouncers";
 import type { DecisionList } from "./decision-list";
 
@@ -99,17 +99,28 @@ export function decisionJson(id: number, v6Value: string | null, secondsLeft: nu
   return utf8.decode(w.take());
 }
 
+/** Decisions that share a duration and an end as a JSON array, written with one writer. */
+export function decisionsJson(decisions: readonly { id: number; v6Value: string | null; scenario: string }[], secondsLeft: number, untilMs: number): string {
+  const w = new ChunkWriter(512);
+  const write = decisionWriter(secondsLeft, untilMs);
+  w.byte(0x5b); // "["
+  decisions.forEach((d, i) => {
+    if (i > 0) w.byte(0x2c); // ","
+    write(w, d.id, d.v6Value, d.scenario);
+  });
+  w.byte(0x5d); // "]"
+  return utf8.decode(w.take());
+}
+
 /**
  * Writes decisions that share a duration and an end (those of one answer) as bytes, with those parts made once:
  * a million of them as strings were tens of millions of small strings for the collector, and the server's memory
  * grew by up to the body's size while it streamed. `v6Value` is an IPv6 decision's value (null for IPv4: its id
- * carries the address and prefix length). Returns false, writing nothing, for an IPv6 id whose value is unknown.
+ * carries the address and prefix length).
  */
-export function decisionWriter(secondsLeft: number, untilMs: number): (w: ChunkWriter, id: number, v6Value: string | null | undefined, scenario: string) => boolean {
+export function decisionWriter(secondsLeft: number, untilMs: number): (w: ChunkWriter, id: number, v6Value: string | null, scenario: string) => void {
   const tail = `","duration":"${goDuration(secondsLeft)}","until":"${new Date(untilMs).toISOString().slice(0, 19)}Z","scenario":"`;
   return (w, id, v6Value, scenario) => {
-    const v6 = isV6DecisionId(id);
-    if (v6 && (v6Value === null || v6Value === undefined)) return false;
     w.ascii('{"id":');
     w.uint(id);
     // The uuid is the id's 20 hex digits in a fixed frame: ab5e1ce0-hhhh-4hhh-8hhh-hhhhhhhhhh00.
@@ -122,15 +133,13 @@ export function decisionWriter(secondsLeft: number, untilMs: number): (w: ChunkW
     w.byte(0x2d); // "-"
     hexDigits(w, id, 10, 20);
     w.ascii('00","origin":"abuse-intel","type":"ban","scope":"');
-    if (v6) {
-      const value = v6Value as string;
-      w.ascii(value.includes("/") ? 'Range","value":"' : 'Ip","value":"');
-      w.ascii(value);
+    if (v6Value !== null) {
+      w.ascii(v6Value.includes("/") ? 'Range","value":"' : 'Ip","value":"');
+      w.ascii(v6Value);
     } else {
-      const n = id - 1;
-      const prefixLength = n % 64;
+      const prefixLength = v4DecisionPrefixLength(id);
       w.ascii(prefixLength === 32 ? 'Ip","value":"' : 'Range","value":"');
-      w.ipv4((n - prefixLength) / 64);
+      w.ipv4(v4DecisionAddress(id));
       if (prefixLength !== 32) {
         w.byte(0x2f); // "/"
         w.uint(prefixLength);
@@ -139,7 +148,6 @@ export function decisionWriter(secondsLeft: number, untilMs: number): (w: ChunkW
     w.ascii(tail);
     w.ascii(scenario);
     w.ascii('"}');
-    return true;
   };
 }
 
@@ -199,9 +207,11 @@ export function streamPull(plan: PullPlan, nowMs: number, durationSeconds: numbe
         }
         for (; at < ids.length && !w.full; at++) {
           const id = ids[at];
+          const v6Value = isV6DecisionId(id) ? values[id] : null;
+          if (v6Value === undefined) continue; // an IPv6 id whose value is not known: nothing to send
           if (!firstInSection) w.byte(0x2c); // ","
-          if (write(w, id, isV6DecisionId(id) ? values[id] : null, name === "new" ? scenario(id) : "abuse-intel/delisted")) firstInSection = false;
-          else if (!firstInSection) w.pos--; // nothing written after the comma: take it back
+          write(w, id, v6Value, name === "new" ? scenario(id) : "abuse-intel/delisted");
+          firstInSection = false;
         }
         if (at >= ids.length) {
           section++;

@@ -39,11 +39,9 @@ export function bodyRuleFor(path: string): BodyRule {
 
 /**
  * Reads and parses a request body under its path's rule (bodyRuleFor). Returns undefined for an empty body, a
- * parsed value for JSON (BulkInputs for the common body of a bulk check), a string for text, FormData for forms.
+ * parsed value for JSON (BulkInputs for the common body of a bulk check), a string for text.
  */
 export async function readBody(request: Request, rule: BodyRule): Promise<unknown> {
-  const declared = request.headers.get("content-length");
-  if (declared !== null && Number(declared) > rule.limit) throw tooLarge(rule.limit);
   const bytes = await readLimited(request, rule.limit);
   if (bytes.byteLength === 0) return undefined;
   const mediaType = (request.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
@@ -59,8 +57,7 @@ export async function readBody(request: Request, rule: BodyRule): Promise<unknow
       throw new AppError("bad_request", "The request body is not valid JSON");
     }
   }
-  if (mediaType === "text/plain") return new TextDecoder().decode(bytes);
-  return formOf(bytes, request.headers.get("content-type")!);
+  return new TextDecoder().decode(bytes); // text/plain, the only other type a rule takes
 }
 
 /** A form body already read (multipart or urlencoded), parsed by the platform's own parser (boundaries, encodings). */
@@ -68,12 +65,17 @@ export function formOf(bytes: Uint8Array, contentType: string) {
   return new Request("http://localhost/", { method: "POST", body: bytes, headers: { "content-type": contentType } }).formData();
 }
 
-/** The body's bytes, at most `limit` of them: a longer body is 413 (payload_too_large), read no further. */
+/**
+ * The body's bytes, at most `limit` of them: a longer body, or one declared longer, is 413 (payload_too_large),
+ * read no further.
+ */
 export async function readLimited(request: Request, limit: number): Promise<Uint8Array> {
+  const declared = request.headers.get("content-length");
+  if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
   if (!request.body) return new Uint8Array(0);
-  // With a declared length (already checked against the limit) the platform reads the body in one go, faster
-  // than pulling chunks; a body without one (chunked) is counted as it arrives.
-  if (request.headers.get("content-length") !== null) {
+  // With a declared length the platform reads the body in one go, faster than pulling chunks; a body without one
+  // (chunked) is counted as it arrives.
+  if (declared !== null) {
     const bytes = new Uint8Array(await request.arrayBuffer());
     if (bytes.byteLength > limit) throw tooLarge(limit);
     return bytes;

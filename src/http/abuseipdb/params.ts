@@ -18,8 +18,6 @@ export async function readParams(request: Request, url: URL): Promise<Params> {
   const params: Params = new Map();
   for (const [key, value] of url.searchParams) params.set(key, value);
   if (request.method === "GET" || request.method === "HEAD" || request.body === null) return params;
-  const length = Number(request.headers.get("content-length") ?? "0");
-  if (length > MAX_BODY_BYTES) throw new BodyTooLarge();
   // Read whole under the limit before any parser sees it: a chunked body declares no length, and the platform's
   // parsers read whatever arrives, up to the listener's own limit (128 MiB).
   const bytes = await readLimited(request, MAX_BODY_BYTES).catch((error) => {

@@ -8,6 +8,7 @@ import type { Services } from "../../services/services";
 import CONSOLE_CSS from "../assets/console.css" with { type: "text" };
 import CONSOLE_JS from "../assets/console.js" with { type: "text" };
 import { toAppError } from "../errors";
+import { formOf, readLimited } from "../body";
 import { readOnlyRefusal } from "../read-only";
 import { type RequestOutcomes, requestOutcomes } from "../request-outcomes";
 import * as admin from "./admin-pages";
@@ -159,14 +160,18 @@ function loginForm(email = ""): Raw {
 <p><button type="submit">Sign in</button></p></form>`;
 }
 
+const MAX_FORM_BYTES = 256 * 1024;
+
 async function readForm(request: Request): Promise<Map<string, string>> {
   const type = (request.headers.get("content-type") ?? "").toLowerCase();
   if (!type.startsWith("application/x-www-form-urlencoded") && !type.startsWith("multipart/form-data")) throw new AppError("unsupported_media_type", "Send the form as a browser does");
-  const length = Number(request.headers.get("content-length") ?? "0");
-  if (length > 256 * 1024) throw new AppError("payload_too_large", "The form is too large");
+  // Read whole under the limit before the platform's parser sees it: a chunked body declares no length.
+  const bytes = await readLimited(request, MAX_FORM_BYTES).catch((error) => {
+    throw error instanceof AppError && error.errorCode === "payload_too_large" ? new AppError("payload_too_large", "The form is too large") : error;
+  });
   let entries: [string, unknown][];
   try {
-    entries = [...((await request.formData()) as unknown as Iterable<[string, unknown]>)];
+    entries = [...((await formOf(bytes, request.headers.get("content-type") as string)) as unknown as Iterable<[string, unknown]>)];
   } catch {
     throw new AppError("bad_request", "The form could not be read");
   }

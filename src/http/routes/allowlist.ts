@@ -5,14 +5,13 @@ import { AppError } from "../../domain/errors";
 import type { Services } from "../../services/services";
 import { type AuthPlugin } from "../auth";
 
-/** A path parameter as text: Elysia leaves it percent-encoded (or null when that encoding is broken). */
+/**
+ * A path parameter as text: the router has already percent-decoded it (decoding again read `%2541` as `A`, the
+ * double decoding pathAddress stopped), and hands over null when that encoding is broken.
+ */
 function pathParam(raw: string | null | undefined): string {
-  try {
-    if (typeof raw !== "string") throw new URIError();
-    return decodeURIComponent(raw);
-  } catch {
-    throw new AppError("bad_request", "The path is not valid percent-encoding");
-  }
+  if (typeof raw !== "string") throw new AppError("bad_request", "The path is not valid percent-encoding");
+  return raw;
 }
 
 export function allowlistRoutes(services: Services, auth: AuthPlugin) {

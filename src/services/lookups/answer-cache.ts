@@ -194,10 +194,9 @@ export class AnswerCache {
     this.bodyAt += this.bytes.write(text, this.bodyAt, "utf8");
   }
 
-  /** Appends bytes from outside the arena (never a view of it: see putAnswer for those). */
-  putBytes(bytes: Uint8Array): void {
-    this.plain.set(bytes, this.bodyAt);
-    this.bodyAt += bytes.length;
+  /** Appends `source`'s bytes from `from` to `to`, from outside the arena (for the arena's own: putAnswer). */
+  putSlice(source: Buffer, from: number, to: number): void {
+    this.bodyAt += source.copy(this.bytes, this.bodyAt, from, to);
   }
 
   putByte(byte: number): void {

@@ -5,9 +5,9 @@
 const INITIAL_BYTES = 64 * 1024;
 
 export class ByteScratch {
-  private buffer = Buffer.alloc(INITIAL_BYTES);
+  private bytes = Buffer.alloc(INITIAL_BYTES);
   /** The same memory as a plain Uint8Array, for the views handed out. */
-  private plain = new Uint8Array(this.buffer.buffer, this.buffer.byteOffset, this.buffer.byteLength);
+  private plain = new Uint8Array(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength);
   /** Where the next byte goes. */
   at = 0;
 
@@ -18,7 +18,7 @@ export class ByteScratch {
   /** Appends text known to be ASCII (an address, JSON punctuation): one byte a character. */
   putAscii(text: string): void {
     this.ensureRoom(text.length);
-    this.at += this.buffer.write(text, this.at, "latin1");
+    this.at += this.bytes.write(text, this.at, "latin1");
   }
 
   putBytes(bytes: Uint8Array): void {
@@ -30,12 +30,17 @@ export class ByteScratch {
   /** Appends `source`'s bytes from `from` to `to` (no view made for them). */
   putSlice(source: Buffer, from: number, to: number): void {
     this.ensureRoom(to - from);
-    this.at += source.copy(this.buffer, this.at, from, to);
+    this.at += source.copy(this.bytes, this.at, from, to);
   }
 
   putByte(byte: number): void {
     this.ensureRoom(1);
     this.plain[this.at++] = byte;
+  }
+
+  /** The memory written to, for copying a part out without a view (Buffer.copy); good until the next put. */
+  get buffer(): Buffer {
+    return this.bytes;
   }
 
   /** The bytes from `from` to `to` as a view, good until the next reset. */
@@ -46,8 +51,8 @@ export class ByteScratch {
   private ensureRoom(size: number): void {
     if (this.at + size <= this.plain.length) return;
     const old = this.plain;
-    this.buffer = Buffer.alloc(Math.max(2 * old.length, this.at + size));
-    this.plain = new Uint8Array(this.buffer.buffer, this.buffer.byteOffset, this.buffer.byteLength);
+    this.bytes = Buffer.alloc(Math.max(2 * old.length, this.at + size));
+    this.plain = new Uint8Array(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength);
     this.plain.set(old.subarray(0, this.at));
   }
 }

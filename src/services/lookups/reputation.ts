@@ -303,7 +303,10 @@ export function createReputation(deps: {
       first = false;
       if (typeof answer === "string") cache.putText(answer);
       else if (answer >= 0) cache.putAnswer(answer, BODY_HEAD.length, 1);
-      else cache.putBytes(scratch.view(spanStart(answer), spanStart(answer) + spanLength(answer)));
+      else {
+        const start = spanStart(answer);
+        cache.putSlice(scratch.buffer, start, start + spanLength(answer));
+      }
     }
     cache.putText(BULK_MIDDLE);
     cache.putText(invalid);

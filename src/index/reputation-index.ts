@@ -367,7 +367,7 @@ export class ReputationIndex {
 
   /** Bytes held by the index: trees plus columns. */
   get byteSize(): number {
-    return this.v4.byteSize + this.v6.byteSize + this.capacity * (1 + 1 + 2 + 1 + 4 + 4 + 8 + 8);
+    return this.v4.byteSize + this.v6.byteSize + this.capacity * (1 + 1 + 2 + 1 + 4 + 4 + 8 + 8) + (this.slotAddresses?.byteSize ?? 0);
   }
 }
 

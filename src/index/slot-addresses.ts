@@ -19,6 +19,11 @@ export class SlotAddresses {
     this.words = new Uint32Array(capacity * 4);
   }
 
+  /** Bytes of its arrays (for the index's memory gauge). */
+  get byteSize(): number {
+    return this.family.byteLength + this.words.byteLength;
+  }
+
   set(slot: number, ip: Ip): void {
     if (ip.version === 4) this.setIpv4(slot, ip.value);
     else this.setIpv6(slot, ip.words);

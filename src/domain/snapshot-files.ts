@@ -3,6 +3,9 @@
 // without milliseconds (`...000Z`) sorts after one of the same second with them (`Z` after the digits), so the
 // 03:00:00.000 snapshot passed for newer than one made at 03:00:00.400.
 
+/** Where the `snapshot` job writes its files, under the data directory. */
+export const SNAPSHOT_DIRECTORY = "snapshots";
+
 const JOB_FILE = /^abuse-intel-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(\d{3})?Z\.sqlite$/;
 
 export function snapshotFileName(atMs: number): string {

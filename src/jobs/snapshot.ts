@@ -5,13 +5,12 @@
 
 import { mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { snapshotFileName, snapshotFilesNewestFirst } from "../domain/snapshot-files";
+import { SNAPSHOT_DIRECTORY, snapshotFileName, snapshotFilesNewestFirst } from "../domain/snapshot-files";
 import type { Job } from "./scheduler";
 
 /** Writes a complete snapshot file at `outPath` (the exporter of src/services/snapshots/export.ts). */
 export type SnapshotExporter = (outPath: string) => unknown | Promise<unknown>;
 
-export const SNAPSHOT_DIRECTORY = "snapshots";
 export const SNAPSHOTS_KEPT = 7;
 
 export interface SnapshotJobDeps {

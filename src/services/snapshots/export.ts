@@ -10,7 +10,7 @@
 
 import type { Database } from "bun:sqlite";
 import { randomBytes, type KeyObject } from "node:crypto";
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { AppError } from "../../domain/errors";
 import { parseIp } from "../../domain/ip";
@@ -237,10 +237,7 @@ function rescoreAt(reports: ScoredReport[], row: AddressRow, nowMs: number, scor
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// The `snapshot` job's side: a file per run under <data-dir>/snapshots/, the newest `keep` kept.
-
-export const SNAPSHOT_DIRECTORY = "snapshots";
-const JOB_FILE = /^abuse-intel-\d{8}T\d{6}(?:\d{3})?Z\.sqlite$/;
+// The `snapshot` job's side: a file per run under <data-dir>/snapshots/ (src/jobs/snapshot.ts names and prunes).
 
 /** The exporter the `snapshot` job calls with the path to write (src/jobs/snapshot.ts names and prunes). */
 export function snapshotExporter(
@@ -250,23 +247,6 @@ export function snapshotExporter(
   // Read once, so a bad key file stops the server at start rather than the job at 03:00.
   const key = signKey === null ? null : readPrivateKey(signKey);
   return (outPath) => exportSnapshot({ store: services.store, services, out: outPath, nowMs: services.clock.now(), signKey: key ?? undefined });
-}
-
-/** Writes `<dataDir>/snapshots/abuse-intel-<time>.sqlite` and deletes all but the newest `keep` such files. */
-export async function exportToSnapshotDir(
-  services: Pick<Services, "store" | "enrichment" | "scoring">,
-  dataDir: string,
-  nowMs: number,
-  keep = 7,
-): Promise<ExportResult & { removed: string[] }> {
-  const directory = join(dataDir, SNAPSHOT_DIRECTORY);
-  mkdirSync(directory, { recursive: true });
-  const stamp = new Date(nowMs).toISOString().replace(/[-:]/g, "").replace(/\.(\d{3})Z$/, (_, ms: string) => (ms === "000" ? "Z" : `${ms}Z`));
-  const result = await exportSnapshot({ store: services.store, services, out: join(directory, `abuse-intel-${stamp}.sqlite`), nowMs });
-  const ours = readdirSync(directory).filter((name) => JOB_FILE.test(name)).sort().reverse();
-  const removed = ours.slice(Math.max(1, keep));
-  for (const name of removed) rmSync(join(directory, name), { force: true });
-  return { ...result, removed };
 }
 
 // ---------------------------------------------------------------------------------------------------------

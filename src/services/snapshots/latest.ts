@@ -6,7 +6,8 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { snapshotFilesNewestFirst } from "../../domain/snapshot-files";
-import { SNAPSHOT_DIRECTORY, snapshotInfo } from "./export";
+import { SNAPSHOT_DIRECTORY } from "../../domain/snapshot-files";
+import { snapshotInfo } from "./export";
 
 export interface LatestSnapshot {
   path: string;

@@ -10,7 +10,7 @@ import { contentHash, META } from "../../../../src/store/snapshot-format";
 import { indexFromRows } from "../../../../src/services/snapshots/index-blobs";
 import { writeKeyPair } from "../../../../src/services/snapshots/signing";
 import { openDataDirectory, openSnapshot } from "../../../../src/services/snapshots/sources";
-import { exportSnapshot, exportToSnapshotDir, snapshotInfo, verifySnapshot } from "../../../../src/services/snapshots/export";
+import { exportSnapshot, snapshotInfo, verifySnapshot } from "../../../../src/services/snapshots/export";
 import { openMemoryStore } from "../../../../src/store/database";
 import { addUser, type TestUser } from "../../../support/accounts";
 import { bodyOf, createHarness, type Harness } from "../../../support/harness";
@@ -194,16 +194,6 @@ describe("export", () => {
     } finally {
       store.close();
     }
-  });
-
-  test("exportToSnapshotDir keeps the newest files only", async () => {
-    const dataDir = mkdtempSync(join(dir, "data-"));
-    const names: string[] = [];
-    for (let i = 0; i < 4; i++) {
-      const r = await exportToSnapshotDir(h.services, dataDir, Date.parse("2026-11-21T03:00:00Z") + i * DAY_MS, 2);
-      names.push(r.file);
-    }
-    expect(require("node:fs").readdirSync(join(dataDir, "snapshots")).sort()).toEqual(["abuse-intel-20261123T030000Z.sqlite", "abuse-intel-20261124T030000Z.sqlite"]);
   });
 });
 

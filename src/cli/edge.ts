@@ -91,7 +91,7 @@ export async function serveEdge(config: Config): Promise<number> {
         await current.stop();
         current.store.close();
       }
-      if (cursors instanceof EdgeCursorFile) cursors.close();
+      cursors.close?.();
       resolve();
     };
     process.once("SIGINT", shutdown);

@@ -123,7 +123,6 @@ export class BouncerTables {
   }
 }
 
-/** A cursor as its columns store it: the typed arrays' bytes, the IPv6 values as JSON. */
 /** The columns of a cursor as CursorColumns reads them (the server's table and an edge's file share them). */
 export const CURSOR_COLUMNS = "last_pull_at AS lastPullAt, ids, sent_at AS sentAt, v6_values AS v6Values";
 
@@ -134,6 +133,7 @@ export interface CursorColumns {
   v6Values: string;
 }
 
+/** A cursor as its columns store it: the typed arrays' bytes, the IPv6 values as JSON. */
 export function cursorColumns(cursor: CursorRow): CursorColumns {
   const bytes = (a: Float64Array | Uint32Array) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
   return { lastPullAt: cursor.lastPullAt, ids: bytes(cursor.ids), sentAt: bytes(cursor.sentAt), v6Values: JSON.stringify(cursor.v6Values) };

@@ -29,7 +29,7 @@ export function keepClearedReportTimes(sqlite: Database, ipText: string, deleted
   sqlite.query("DELETE FROM cleared_report_times WHERE reported_at <= ?").run(sinceMs);
   const newest = new Map<number, number>();
   for (const { reporterId, createdAt } of deleted) {
-    if (createdAt > sinceMs && createdAt > (newest.get(reporterId) ?? sinceMs)) newest.set(reporterId, createdAt);
+    if (createdAt > (newest.get(reporterId) ?? sinceMs)) newest.set(reporterId, createdAt);
   }
   const keep = sqlite.query(
     `INSERT INTO cleared_report_times (reporter_id, ip, reported_at) VALUES (?, ?, ?)

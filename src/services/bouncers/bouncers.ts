@@ -75,6 +75,8 @@ export interface CursorKeeper {
   get(owner: string, client: string): CursorRow | undefined;
   /** Saves `client`'s cursor, dropping the owner's others beyond `limits.perOwner` and every idle cursor. */
   save(owner: string, client: string, cursor: CursorRow, limits: CursorLimits): void;
+  /** Releases what it holds open (an edge's file). */
+  close?(): void;
 }
 
 /** Cursors in memory: per owner, a Map by client address in the order they were saved, the least recent first. */

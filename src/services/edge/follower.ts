@@ -68,6 +68,8 @@ const CURRENT = /^current-[0-9a-f]{16}\.sqlite$/;
 
 export class SnapshotFollower {
   readonly state: FollowerState = { current: null, snapshotCreatedAt: null, pulledAt: null, lastPullAt: null, lastError: null };
+  /** When the snapshot served now was made on the primary (ms), or null before the first good one. */
+  private servedCreatedAtMs: number | null = null;
   private etag: string | null = null;
   /** Asked for with If-None-Match while it is passed over, so the primary answers 304 and `reason` stays the error. */
   private passed: PassedOver | null = null;
@@ -180,8 +182,7 @@ export class SnapshotFollower {
       } catch (error) {
         return this.refuse(etag, `the snapshot verifies but cannot be read: ${(error as Error).message}`);
       }
-      const servedCreatedAtMs = this.servedCreatedAtMs();
-      if (servedCreatedAtMs !== null && made.createdAtMs <= servedCreatedAtMs) {
+      if (this.servedCreatedAtMs !== null && made.createdAtMs <= this.servedCreatedAtMs) {
         return this.refuse(etag, `the primary's snapshot was made at ${made.createdAt}, not after the one served (made ${this.state.snapshotCreatedAt}): an edge never goes back to older data`);
       }
       const name = `current-${(check.recordedSha256 ?? "").slice(0, 16)}.sqlite`;
@@ -261,6 +262,7 @@ export class SnapshotFollower {
     const previous = this.state.current;
     this.state.current = path;
     this.state.snapshotCreatedAt = made.createdAt;
+    this.servedCreatedAtMs = made.createdAtMs;
     this.state.pulledAt = this.deps.clock.now();
     this.state.lastError = null;
     this.etag = sha256 === null ? null : `"${sha256}"`;
@@ -271,15 +273,10 @@ export class SnapshotFollower {
     }
   }
 
-  /** When the snapshot served now was made on the primary (ms), or null before the first good one. */
-  private servedCreatedAtMs(): number | null {
-    return this.state.snapshotCreatedAt === null ? null : Date.parse(this.state.snapshotCreatedAt);
-  }
-
   /** What /readyz says on an edge. */
   readiness(): { ready: boolean; body: Record<string, unknown> } {
     const now = this.deps.clock.now();
-    const created = this.servedCreatedAtMs();
+    const created = this.servedCreatedAtMs;
     return {
       ready: this.state.current !== null,
       body: {

@@ -174,11 +174,15 @@ export function inTransactionIfUnlocked<T>(store: Store, work: () => T): T {
  * whole busy timeout at every tick. Returns false when the lock was taken: nothing was written, try again later.
  */
 export function writeIfUnlocked(store: Store, work: () => void): boolean {
+  return unlessLocked(store, () => (work(), true)) ?? false;
+}
+
+/** What `work` returns, run with no busy wait; null, with nothing written, when another process holds the lock. */
+export function unlessLocked<T>(store: Store, work: () => T): T | null {
   try {
-    withoutBusyWait(store.sqlite, work);
-    return true;
+    return withoutBusyWait(store.sqlite, work);
   } catch (error) {
-    if (isBusyError(error)) return false;
+    if (isBusyError(error)) return null;
     throw error;
   }
 }

@@ -14,7 +14,7 @@ import { randomUUID } from "node:crypto";
 import type { Clock } from "../../domain/clock";
 import { isoTime } from "../../domain/clock";
 import { buildBody, type EventKind, isSuccessStatus, retryDelayAfter, signBody } from "../../domain/webhook-payload";
-import { inTransaction, inTransactionIfUnlocked, isBusyError, type Store } from "../../store/database";
+import { inTransaction, inTransactionIfUnlocked, isBusyError, type Store, unlessLocked } from "../../store/database";
 import { VERSION } from "../../version";
 
 export interface DispatcherOptions {
@@ -96,8 +96,6 @@ export class WebhookDispatcher {
   private readonly abandon = new AbortController();
   private readonly counters: DispatchSummary = { events: 0, deliveriesCreated: 0, attempts: 0, delivered: 0, retried: 0, failed: 0 };
   private timer: ReturnType<typeof setInterval> | null = null;
-  /** Whether the last fan-out left events it read (its budget spent) or read a full batch: more may be waiting. */
-  private moreWaiting = false;
   private nudged = false;
   private flushScheduled = false;
   private stopped = false;
@@ -195,8 +193,13 @@ export class WebhookDispatcher {
    * another process holds the write lock: the next pass tries again.
    */
   fanOut(): number {
+    return this.fanOutPass().events;
+  }
+
+  /** One fan-out: the events it handled, and whether more may be waiting (its budget spent, or a full batch read). */
+  private fanOutPass(): { events: number; more: boolean } {
     // A plain read first: the timer calls this four times a second and must not take the write lock for nothing.
-    if (!this.tables.hasUnfannedEvents()) return 0;
+    if (!this.tables.hasUnfannedEvents()) return { events: 0, more: false };
     const now = this.clock.now();
     const result = this.writeUnlessLocked(() => {
       const rows = this.tables.unfannedEvents(this.options.fanOutBatch);
@@ -227,11 +230,10 @@ export class WebhookDispatcher {
       if (unreceived.length > 0) dropEvents.run(JSON.stringify(unreceived));
       return { events, deliveries, more: events < rows.length || rows.length === this.options.fanOutBatch };
     });
-    if (result === null) return 0;
-    this.moreWaiting = result.more;
+    if (result === null) return { events: 0, more: false };
     this.counters.events += result.events;
     this.counters.deliveriesCreated += result.deliveries;
-    return result.events;
+    return result;
   }
 
   /**
@@ -245,19 +247,15 @@ export class WebhookDispatcher {
 
   /** Runs `work` in a transaction now, or returns null without waiting when another process holds the write lock. */
   private writeUnlessLocked<T>(work: () => T): T | null {
-    try {
-      return inTransactionIfUnlocked(this.store, work);
-    } catch (error) {
-      if (isBusyError(error)) return null;
-      throw error;
-    }
+    return unlessLocked(this.store, () => inTransaction(this.store, work));
   }
 
   /** The timer's pass: never throws, never waits for a receiver. */
   private pump(): void {
     if (this.stopped) return;
     try {
-      if (this.fanOut() > 0 && this.moreWaiting) this.nudge();
+      const pass = this.fanOutPass();
+      if (pass.events > 0 && pass.more) this.nudge();
       const now = this.clock.now();
       if (now - this.lastPruneAt >= PRUNE_EVERY_MS && this.prune(now - this.options.retentionMs) !== null) this.lastPruneAt = now;
       this.launch();

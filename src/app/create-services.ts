@@ -133,7 +133,10 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   const listedVersion = feedTables.version();
   const listed = ListedNetworks.load(feedTables.list(), feedTables.everyEntry());
   // Bound late: the feed service is made with this scorer, and scores with the listings it keeps current.
-  const scorer = createAddressScorer(store, scoring, { listingsAround: (ip) => feedService.currentListingsAround(ip) });
+  const scorer = createAddressScorer(store, scoring, {
+    listingsAround: (ip) => listed.listingsAround(ip),
+    beforeListings: () => feedService.followIfOthersCommitted(),
+  });
   const enrichment = await openEnrichment({ dataDir: config.dataDir, mmdbPath: config.geoMmdb });
   for (const warning of enrichment.warnings) console.error(`enrichment: ${warning}`);
   const indexFile = options.indexFile;

@@ -74,7 +74,7 @@ export class FeedService {
   private storeVersion: string;
   /** Called after another process's feed changes were taken in (the schedule follows them). */
   onExternalChangesFollowed: (() => void) | null = null;
-  /** The store's data version (dataVersion) when currentListingsAround or a change last looked: it moves when another connection commits. */
+  /** The store's data version (dataVersion) when followIfOthersCommitted or a change last looked: it moves when another connection commits. */
   private seenDataVersion: number;
 
   constructor(private readonly deps: FeedServiceDeps) {
@@ -84,18 +84,16 @@ export class FeedService {
   }
 
   /**
-   * The listings around `ip` as the store holds them now, for scoring inside a write transaction. Another
-   * process's feed change otherwise reaches the listings at the change watcher's next poll, up to 500 ms later,
-   * and a report scored in between kept a score without the new listing for good. When no other connection has
-   * committed (the usual case) this costs one PRAGMA.
+   * Brings the listings up to what the store holds now, before scoring inside a write transaction (the scorer
+   * calls it once per rescore). Another process's feed change otherwise reaches the listings at the change
+   * watcher's next poll, up to 500 ms later, and a report scored in between kept a score without the new listing
+   * for good. When no other connection has committed (the usual case) this costs one PRAGMA.
    */
-  currentListingsAround(ip: Ip): Listing[] {
+  followIfOthersCommitted(): void {
     const version = dataVersion(this.deps.store.sqlite);
-    if (version !== this.seenDataVersion) {
-      this.seenDataVersion = version;
-      this.followExternalChanges();
-    }
-    return this.deps.listed.listingsAround(ip);
+    if (version === this.seenDataVersion) return;
+    this.seenDataVersion = version;
+    this.followExternalChanges();
   }
 
   get listed(): ListedNetworks {
@@ -197,7 +195,7 @@ export class FeedService {
    */
   private catchUp(): void {
     this.deps.catchUpIndex();
-    // Nothing else commits until this change has: the scoring inside it (currentListingsAround) need not follow
+    // Nothing else commits until this change has: the scoring inside it (followIfOthersCommitted) need not follow
     // again, which would reload the listings from this change's own uncommitted rows.
     this.seenDataVersion = dataVersion(this.deps.store.sqlite);
     this.followExternalChanges();

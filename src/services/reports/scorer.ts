@@ -79,21 +79,32 @@ export interface ScorerOptions {
   persist?: boolean;
   /** The feeds' listings around an address (contract 12): they count like verified reports. */
   listingsAround?: (ip: Ip) => Listing[];
+  /**
+   * Brings the listings up to date with what other processes committed; called once at the start of each
+   * rescore, rescoreAll and evaluate (inside a write transaction nobody else commits, so once is enough).
+   */
+  beforeListings?: () => void;
 }
 
 export function createAddressScorer(store: Store, params: ScoringParameters, options: ScorerOptions = {}): AddressScorer {
   const selectCounting = countingReportsOf(store);
   const selectCountingOfAll = countingReportsOfAddresses(store);
   const listingsAround = options.listingsAround;
-  const listingsOf = listingsAround ? (ip: Ip): ScoredReport[] => listingReports(listingsAround(ip)) : undefined;
+  const listingReportsOf = listingsAround ? (ip: Ip): ScoredReport[] => listingReports(listingsAround(ip)) : undefined;
   const withListings = (ip: Ip, reports: ScoredReport[]): ScoredReport[] => {
-    if (listingsOf) for (const r of listingsOf(ip)) reports.push(r);
+    if (listingReportsOf) for (const r of listingReportsOf(ip)) reports.push(r);
     return reports;
   };
-  const reportsOf = (ip: Ip, nowMs: number): ScoredReport[] =>
-    withListings(ip, selectCounting.all(ip.text, retentionCutoffMs(nowMs, params)).map(scoredReportOf));
+  const beforeListings = options.beforeListings ?? (() => {});
+  // Handed out for callers that score on their own (a large import), so checked on each call, as before.
+  const listingsOf = listingReportsOf && ((ip: Ip): ScoredReport[] => (beforeListings(), listingReportsOf(ip)));
+  const reportsOf = (ip: Ip, nowMs: number): ScoredReport[] => {
+    beforeListings();
+    return withListings(ip, selectCounting.all(ip.text, retentionCutoffMs(nowMs, params)).map(scoredReportOf));
+  };
   /** Each address's reports, read at the earliest cutoff of all and then cut at its own. */
   const reportsOfAll = (addresses: readonly RescoreOf[]): ScoredReport[][] => {
+    beforeListings();
     let cutoff = Number.POSITIVE_INFINITY;
     for (const a of addresses) cutoff = Math.min(cutoff, retentionCutoffMs(a.nowMs, params));
     const byIp = new Map<string, CountingReportRow[]>();

@@ -228,7 +228,8 @@ export class ReportStateService {
     // The dated part scans every report dated since the cursor's time (the last minute's ingest included): only
     // when one stored by then was dated after it can it find a group the id part does not.
     const datedFrom = from.dated === false ? now : Math.max(from.at, since - 1);
-    const groups = this.withPending(this.stmt.candidateGroups.all(from.id, throughId, since, now, datedFrom, now), since, now);
+    // A new report dated up to 7 days before `since` can still complete a span that reaches it.
+    const groups = this.withPending(this.stmt.candidateGroups.all(from.id, throughId, since - COMMUNITY_WINDOW_MS, now, datedFrom, now), since, now);
     const dated = this.stmt.datedAfter.get(now, throughId) !== null;
     return { groups, next: { id: throughId, at: now, dated }, done: throughId >= untilId };
   }

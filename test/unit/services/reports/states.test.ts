@@ -142,6 +142,21 @@ describe("community verification", () => {
       expect(statuses()).toEqual(["verified", "verified", "verified"]);
     });
 
+    test("a report stored later dated before the last 7 days still completes a span that reaches into them", async () => {
+      const [a, b, c] = [f.addUser(), f.addUser(), f.addUser()];
+      await f.reports.submit(a, reportInput("203.0.113.8"));
+      await f.reports.submit(b, reportInput("203.0.113.8"));
+      f.clock.advance(60_000);
+      expect(f.states.verifyCommunity(f.clock.now())).toEqual({ groups: 0, verified: 0 });
+      // Six days on, an import dated a day and a half before the first two: eight days back from now, but within
+      // 7 days of them, and their span reaches into the last 7 days.
+      f.clock.advance(6 * DAY_MS);
+      insertImported(c, "203.0.113.8", T0 - 36 * HOUR);
+      f.clock.advance(60_000);
+      expect(f.states.verifyCommunity(f.clock.now())).toEqual({ groups: 1, verified: 3 });
+      expect(statuses()).toEqual(["verified", "verified", "verified"]);
+    });
+
     test("reports dated after a run's time but stored before it count at the next run", async () => {
       const users = [f.addUser(), f.addUser(), f.addUser()];
       f.clock.advance(HOUR);

@@ -38,7 +38,8 @@ export function reportStateStatements(sqlite: Database) {
     insertTransition: sqlite.prepare<never, [number, string, string, number, number | null, string | null]>(
       "INSERT INTO report_transitions (report_id, from_status, to_status, at, actor_user_id, reason) VALUES (?, ?, ?, ?, ?, ?)",
     ),
-    // Groups with ≥ 3 distinct reporters among their counting reports of the window and a pending one left.
+    // Groups with ≥ 3 distinct reporters among their counting reports created from the first bound on (14 days: a
+    // span reaching the last 7 days may start 7 days before them) and a pending one left.
     communityGroups: sqlite.prepare<{ ip: string; category: string }, [number, number, number]>(
       `SELECT ip, category FROM reports
         WHERE status IN ('pending', 'verified') AND created_at >= ? AND created_at <= ?

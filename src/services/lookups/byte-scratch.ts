@@ -1,6 +1,7 @@
-// Bytes written during one request and read before it ends: the answers of never-reported addresses, made as
-// UTF-8 bytes from their parts (no string per answer for the collector), then handed to a Response, which copies
-// them, or copied into a bulk check's body. `reset()` at the start of each request; views are good until then.
+// A growing buffer that bytes are appended to. Mostly bytes written during one request and read before it ends:
+// the answers of never-reported addresses, made as UTF-8 bytes from their parts (no string per answer for the
+// collector), then handed to a Response, which copies them, or copied into a bulk check's body (`reset()` at the
+// start of each request; views are good until then). Never reset, it is the arena of the answers' tails.
 
 const INITIAL_BYTES = 64 * 1024;
 

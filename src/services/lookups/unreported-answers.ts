@@ -11,7 +11,8 @@
 
 import type { Ip } from "../../domain/ip";
 import { AskedAddresses } from "./asked-addresses";
-import type { ByteScratch } from "./byte-scratch";
+import { grownTo } from "../../domain/typed-arrays";
+import { ByteScratch } from "./byte-scratch";
 
 /** The parts of an unreported address's answer that vary: the enrichment's country code and network owner. */
 export interface UnreportedGeo {
@@ -117,40 +118,23 @@ export class UnreportedAnswers {
 
 /** Tails by dense pair id, as bytes in one arena: nothing per pair for the collector. */
 class PairTails {
-  private bytes = Buffer.alloc(64 * 1024);
-  private top = 0;
-  /** Per pair id: where its tail starts in `bytes` (-1: not made yet) and where it ends. */
-  private starts = new Int32Array(1024).fill(-1);
-  private ends = new Int32Array(1024);
+  /** The tails one after another; `at` is where the next one goes. */
+  private readonly arena = new ByteScratch();
+  /** Per pair id: where its tail ends in the arena and where it starts plus one (0: not made yet). */
+  private startsPlusOne = new Uint32Array(1024);
+  private ends = new Uint32Array(1024);
 
   write(id: number, out: ByteScratch, make: (id: number) => Uint8Array): void {
-    if (id >= this.starts.length) this.growIds(id);
-    let start = this.starts[id];
-    if (start < 0) start = this.add(id, make(id));
-    out.putSlice(this.bytes, start, this.ends[id]);
-  }
-
-  private add(id: number, tail: Uint8Array): number {
-    if (this.top + tail.length > this.bytes.length) {
-      const larger = Buffer.alloc(Math.max(2 * this.bytes.length, this.top + tail.length));
-      this.bytes.copy(larger, 0, 0, this.top);
-      this.bytes = larger;
+    if (id >= this.startsPlusOne.length) {
+      const size = Math.max(2 * this.startsPlusOne.length, id + 1);
+      this.startsPlusOne = grownTo(this.startsPlusOne, size);
+      this.ends = grownTo(this.ends, size);
     }
-    const start = this.top;
-    this.bytes.set(tail, start);
-    this.top += tail.length;
-    this.starts[id] = start;
-    this.ends[id] = this.top;
-    return start;
-  }
-
-  private growIds(id: number): void {
-    const size = Math.max(2 * this.starts.length, id + 1);
-    const starts = new Int32Array(size).fill(-1);
-    const ends = new Int32Array(size);
-    starts.set(this.starts);
-    ends.set(this.ends);
-    this.starts = starts;
-    this.ends = ends;
+    if (this.startsPlusOne[id] === 0) {
+      this.startsPlusOne[id] = this.arena.at + 1;
+      this.arena.putBytes(make(id));
+      this.ends[id] = this.arena.at;
+    }
+    out.putSlice(this.arena.buffer, this.startsPlusOne[id] - 1, this.ends[id]);
   }
 }

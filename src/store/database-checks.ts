@@ -13,7 +13,9 @@ const MAGIC = "SQLite format 3\0";
 /** A problem with the file itself, found from its header and size (cheap: read at every start), or null. */
 export function fileProblem(path: string): string | null {
   if (!existsSync(path)) return null;
-  const size = statSync(path).size;
+  const stats = statSync(path);
+  if (stats.isDirectory()) return "it is a directory, not a database file";
+  const size = stats.size;
   if (size === 0) return null; // a new database: SQLite writes the header on first use
   if (size < 100) return `it is ${size} bytes long, shorter than a SQLite header (100 bytes): truncated`;
   const header = new Uint8Array(100);

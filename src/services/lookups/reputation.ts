@@ -17,7 +17,8 @@ import type { AddressScorer } from "../reports/scorer";
 import type { Allowlist } from "../allowlist/allowlist";
 import { AnswerCache, lengthOf, NO_ANSWER } from "./answer-cache";
 import { ByteScratch } from "./byte-scratch";
-import { UnreportedAnswers } from "./unreported-answers";
+import { UnreportedAnswers, type UnreportedGeo } from "./unreported-answers";
+import { NO_OWNER_PAIR } from "../enrichment/enrichment";
 import type { NetworkView } from "../feeds/listed-networks";
 
 /** What the enrichment knows of an address (country, network owner, city). */
@@ -36,7 +37,7 @@ export interface GeoLookup {
    * negative number); `ownerPairGeo` tells the pair.
    */
   ownerPairIdOfIpv4?(value: number): number;
-  ownerPairGeo?(id: number): { countryCode: string | null; isp: string | null };
+  ownerPairGeo?(id: number): UnreportedGeo;
 }
 
 /** `data` of `GET /v1/ip/{ip}/reputation` (5.2) and of each bulk result (5.9). */
@@ -200,8 +201,8 @@ export function createReputation(deps: {
 
   /** What an unreported address's answer shows of its place: the merged table's pair id where there is one. */
   function unreportedGeo(ip: Ip): GeoInfo | number {
-    const id = ip.version === 4 && geo.ownerPairIdOfIpv4 !== undefined ? geo.ownerPairIdOfIpv4(ip.value) : -1;
-    return id >= 0 ? id : geo.lookup(ip);
+    const id = ip.version === 4 && geo.ownerPairIdOfIpv4 !== undefined ? geo.ownerPairIdOfIpv4(ip.value) : NO_OWNER_PAIR;
+    return id === NO_OWNER_PAIR ? geo.lookup(ip) : id;
   }
 
   /**

@@ -12,13 +12,11 @@
 import type { Ip } from "../../domain/ip";
 import { AskedAddresses } from "./asked-addresses";
 import { grownTo } from "../../domain/typed-arrays";
+import type { OwnerGeo } from "../enrichment/ipv4-owner-ranges";
 import { ByteScratch } from "./byte-scratch";
 
 /** The parts of an unreported address's answer that vary: the enrichment's country code and network owner. */
-export interface UnreportedGeo {
-  countryCode: string | null;
-  isp: string | null;
-}
+export type UnreportedGeo = OwnerGeo;
 
 /**
  * The data object of an unreported address's answer as the lookups compute it: its JSON, which begins with

@@ -18,6 +18,8 @@ import { jobsCommand } from "./cli/jobs";
 import { snapshotCommand } from "./cli/snapshot";
 import { checkCommand } from "./cli/check";
 import { blocklistCommand } from "./cli/blocklist";
+import { installLogOutput, takeLogFormat } from "./cli/log-output";
+import type { LogFormat } from "./domain/log-line";
 
 const commands: Command[] = [serveCommand, userCommand, keyCommand, importCommand, allowCommand, feedCommand, geoCommand, jobsCommand, snapshotCommand, checkCommand, blocklistCommand, bouncerCommand, doctorCommand, backupCommand, restoreCommand];
 
@@ -31,12 +33,21 @@ function usage(): string {
     ...commands.map((c) => `  ${c.name.padEnd(12)} ${c.summary}`),
     "",
     "  --version    print the version",
+    "  --log-format text|json   log as text (default; levels for journald) or one JSON object per line [ABUSE_INTEL_LOG_FORMAT]",
   ].join("\n");
 }
 
-export async function main(argv: string[]): Promise<number> {
+export async function main(args: string[]): Promise<number> {
   // Everything the executable creates (database, secrets, snapshots) holds hashes and secrets: owner only.
   process.umask(0o077);
+  let argv: string[];
+  let logFormat: LogFormat;
+  try {
+    ({ argv, format: logFormat } = takeLogFormat(args));
+  } catch (error) {
+    console.error(`abuse-intel: ${(error as Error).message}`);
+    return 2;
+  }
   const [name, ...rest] = argv;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
     console.log(usage());
@@ -55,6 +66,7 @@ export async function main(argv: string[]): Promise<number> {
     console.log(command.help);
     return 0;
   }
+  installLogOutput(logFormat, command.name);
   try {
     return await command.run(rest);
   } catch (error) {

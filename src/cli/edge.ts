@@ -14,6 +14,7 @@ import { createApp } from "../http/app";
 import { errorResponse } from "../http/errors";
 import { readOnlyRefusal } from "../http/read-only";
 import { handlerOptions, listeningUrl } from "../http/server";
+import { notifyReady } from "./systemd-notify";
 import { type CursorKeeper, MemoryCursors } from "../services/bouncers/bouncers";
 import { SnapshotFollower } from "../services/edge/follower";
 import type { Services } from "../services/services";
@@ -80,6 +81,7 @@ export async function serveEdge(config: Config): Promise<number> {
     },
   });
   console.log(`abuse-intel listening on ${listeningUrl(server)} (edge following ${url})`);
+  notifyReady(`listening on ${listeningUrl(server)}, following ${url}`);
   if (await follower.resumeFromDisk()) console.error(`edge: serving the snapshot kept from before (made ${follower.state.snapshotCreatedAt}) until the next pull`);
   follower.start(config.followEverySeconds * 1000);
 

@@ -16,6 +16,8 @@ import { createApp } from "../http/app";
 import { listen, listeningUrl } from "../http/server";
 import { parseArgs } from "./args";
 import { claimDataDir, releaseDataDir } from "./data-dir-lock";
+import { printedOutputIsKeptLog } from "./log-output";
+import { notifyReady } from "./systemd-notify";
 import { type VerifyResult, verifySnapshot } from "../services/snapshots/export";
 import type { Command } from "./command";
 
@@ -58,7 +60,7 @@ export const serveCommand: Command = {
       try {
         opened = openStore(config.dataDir, { sync: config.syncMode, busyTimeoutMs: SERVER_BUSY_TIMEOUT_MS });
         services = await createServices({ config, clock: systemClock, store: opened, indexFile: indexFilePath(config.dataDir) });
-        await ensureInitialAdmin(services, config);
+        await ensureInitialAdmin(services, { ...config, printSecrets: !printedOutputIsKeptLog() });
       } catch (error) {
         opened?.close();
         releaseDataDir(config.dataDir);
@@ -106,6 +108,7 @@ export const serveCommand: Command = {
     });
     const from = config.snapshot !== null ? `read-only snapshot ${config.snapshot}` : `data in ${config.dataDir}`;
     console.log(`abuse-intel listening on ${listeningUrl(server)} (${from})`);
+    notifyReady(`listening on ${listeningUrl(server)}`);
     // The merged geo table answers lookups of addresses nobody reported; built now rather than at the first one.
     setTimeout(() => services.enrichment.prepareOwnerRanges(), 0);
     // The scheduled jobs start once the API answers (services.stop() stops them); a snapshot server runs none.

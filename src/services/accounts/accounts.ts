@@ -267,10 +267,11 @@ export interface InitialAdmin {
  * On the first start with an empty database: creates the administrator (`admin@localhost` or the configured
  * email, role admin, tier enterprise) with a random or configured password and an API key, prints both once
  * and writes them to `<data-dir>/initial-credentials.txt` (mode 0600). Does nothing when any user exists.
+ * `printSecrets: false` (output kept as a log others read: the journal, JSON for a SIEM) prints only where they are.
  */
 export async function ensureInitialAdmin(
   deps: { store: Store; accounts: Accounts; apiKeys: ApiKeys; clock: Clock },
-  options: { dataDir: string; adminEmail: string | null; adminPassword: string | null },
+  options: { dataDir: string; adminEmail: string | null; adminPassword: string | null; printSecrets?: boolean },
   print: (text: string) => void = (text) => console.log(text),
 ): Promise<InitialAdmin | null> {
   if (deps.accounts.count() > 0) return null;
@@ -303,6 +304,10 @@ export async function ensureInitialAdmin(
   ].join("\n");
   writeFileSync(file, text, { mode: 0o600 });
   chmodSync(file, 0o600);
+  if (options.printSecrets === false) {
+    print(`abuse-intel: first start: created the administrator account ${email}; its password and API key are in ${file} (mode 0600, not logged): read them there, store them safely and delete the file`);
+    return { user: made.user, password: generated, apiKey: made.key, file };
+  }
   print(
     [
       "abuse-intel: first start: created the administrator account (shown only this once):",

@@ -43,6 +43,14 @@ export function unitFiles(dir = join(PACKAGING, "systemd")): string[] {
   return [MAIN_UNIT, ...units.filter((u) => u !== MAIN_UNIT)];
 }
 
+export const MAINTAINER_SCRIPTS = ["postinst", "prerm", "postrm"];
+
+/** A maintainer script of packaging/debian for these units: @UNITS@ names them all, @OTHER_UNITS@ all but the main one. */
+export function maintainerScript(name: string, units: string[]): string {
+  const others = units.filter((u) => u !== MAIN_UNIT);
+  return readFileSync(join(PACKAGING, "debian", name), "utf8").replaceAll("@UNITS@", units.join(" ")).replaceAll("@OTHER_UNITS@", others.join(" "));
+}
+
 /** An RFC 2822 date for the changelog: SOURCE_DATE_EPOCH, else the last commit's time, so builds are reproducible. */
 function changelogDate(): Date {
   const epoch = process.env.SOURCE_DATE_EPOCH ?? spawnSync("git", ["log", "-1", "--format=%ct"], { cwd: root, encoding: "utf8" }).stdout?.trim();
@@ -133,16 +141,13 @@ export function buildPackage(options: { version: string; outDir: string; compres
     writeFile(join(stage, "usr/share/man/man1/abuse-intel.1.gz"), gzip9(manPage(helpTexts(options.binary, date))));
     writeFile(join(stage, "usr/share/lintian/overrides/abuse-intel"), readFileSync(join(PACKAGING, "debian/lintian-overrides"), "utf8"));
 
-    const others = units.filter((u) => u !== MAIN_UNIT);
-    const script = (name: string) =>
-      readFileSync(join(PACKAGING, "debian", name), "utf8").replaceAll("@UNITS@", units.join(" ")).replaceAll("@OTHER_UNITS@", others.join(" "));
     const files = listFiles(stage);
     const installedKb = Math.ceil(files.reduce((sum, f) => sum + statSync(f).size, 0) / 1024);
     const md5sums = files
       .map((f) => `${createHash("md5").update(readFileSync(f)).digest("hex")}  ${relative(stage, f)}`)
       .sort((a, b) => a.slice(34).localeCompare(b.slice(34)))
       .join("\n");
-    for (const name of ["postinst", "prerm", "postrm"]) writeFile(join(stage, "DEBIAN", name), script(name), 0o755);
+    for (const name of MAINTAINER_SCRIPTS) writeFile(join(stage, "DEBIAN", name), maintainerScript(name, units), 0o755);
     writeFile(join(stage, "DEBIAN/conffiles"), "/etc/default/abuse-intel\n");
     writeFile(join(stage, "DEBIAN/md5sums"), `${md5sums}\n`);
     writeFile(

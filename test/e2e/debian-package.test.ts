@@ -131,7 +131,7 @@ run("the Debian package", () => {
     const tags = `${result.stdout}${result.stderr}`.split("\n").filter((l) => /^[EW]: /.test(l));
     expect(tags.filter((l) => l.startsWith("E: "))).toEqual([]);
     expect(result.status).toBe(0);
-  }, 600_000);
+  }, 1_200_000);
 
   test("dpkg -i installs the executable, the unit, the conffile, the user and a private data directory", async () => {
     await expectDpkg(["-i", DEB]);
@@ -167,7 +167,7 @@ run("the Debian package", () => {
       expect(exists(`/lib/systemd/system/${unit}`)).toBe(true);
     }
     expect(exists("/etc/systemd/system/multi-user.target.wants/abuse-intel.service")).toBe(true);
-  }, 300_000);
+  }, 600_000);
 
   test("systemd-analyze verify accepts every installed unit", () => {
     const units = readdirSync("/lib/systemd/system").filter((f) => f.startsWith("abuse-intel") && /\.(service|timer)$/.test(f));
@@ -188,6 +188,13 @@ run("the Debian package", () => {
     expect(status).toMatch(new RegExp(`^Uid:\\s+${uid}\\s+${uid}\\s+${uid}\\s+${uid}$`, "m"));
     expect(status).toMatch(/^CapEff:\s+0000000000000400$/m); // CAP_NET_BIND_SERVICE alone
     expect(status).toMatch(/^NoNewPrivs:\s+1$/m);
+    // It got ready in the sandbox the unit asks for: everything read-only but its data, its own /tmp.
+    const mounts = readFileSync(`/proc/${pid}/mountinfo`, "utf8").split("\n").filter(Boolean).map((l) => l.split(" "));
+    const mountAt = (path: string) => mounts.filter((m) => m[4] === path).at(-1);
+    expect(mountAt("/")?.[5]).toMatch(/^ro\b/);
+    expect(mountAt(DATA)?.[5]).toMatch(/^rw\b/);
+    const tmp = mountAt("/tmp");
+    expect(tmp?.[tmp.indexOf("-") + 1]).toBe("tmpfs");
 
     // The journal gets each line with its level, and never the password or the key.
     const output = running.output();
@@ -245,7 +252,7 @@ run("the Debian package", () => {
     expect((await lookup(credentials!.apiKey!)).reports).toBe(1);
     expect(await service!.stop()).toBe(0);
     service = null;
-  }, 600_000);
+  }, 1_200_000);
 
   test("remove keeps the data and the conffile; reinstalling finds them; purge deletes them and keeps the user", async () => {
     await expectDpkg(["-r", "abuse-intel"]);
@@ -268,7 +275,7 @@ run("the Debian package", () => {
     expect(exists(CONFFILE)).toBe(false);
     expect(exists("/etc/systemd/system/multi-user.target.wants/abuse-intel.service")).toBe(false);
     expect(userExists()).toBe(true);
-  }, 600_000);
+  }, 900_000);
 });
 
 /** The version with its last number one higher: 0.1.0 → 0.1.1. */

@@ -1,10 +1,11 @@
 // Runs a service unit's ExecStart the way systemd would, where no systemd runs (CI containers): the unit's User/
 // Group with only its ambient and bounding capabilities and no new privileges (setpriv), its Environment= and
 // EnvironmentFile=, WorkingDirectory=, StateDirectory=, UMask=, a notification socket (Type=notify) and the output
-// on a stream named by JOURNAL_STREAM, as journald's is; ExecStartPost= once READY=1 arrives.
+// on a stream named by JOURNAL_STREAM, as journald's is; ExecStartPost= once READY=1 arrives. ProtectSystem=strict,
+// PrivateTmp= and ProtectHome= are imitated in a mount namespace of the service's own (unshare).
 
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, closeSync, fstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, fstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
@@ -60,6 +61,28 @@ export function parseEnvironmentFile(text: string): Record<string, string> {
 const one = (settings: UnitSettings, key: string): string | undefined => settings.get(key)?.at(-1);
 const capsOf = (value: string | undefined) => (value ? value.split(/\s+/).map((c) => `+${c.replace(/^CAP_/, "").toLowerCase()}`) : []);
 
+/**
+ * The command that puts the service in a mount namespace as systemd's sandboxing would: with ProtectSystem=strict
+ * every mount read-only but the state directories (and /proc, /sys, /dev); PrivateTmp= an empty /tmp and /var/tmp;
+ * ProtectHome=yes empty read-only /home, /root and /run/user. Empty when the unit asks for none of these.
+ */
+function sandboxOf(unit: UnitSettings, writable: string[]): string[] {
+  const steps: string[] = ["set -e"];
+  if (one(unit, "ProtectSystem") === "strict") {
+    for (const dir of writable) steps.push(`mount --bind '${dir}' '${dir}'`);
+    steps.push(
+      `awk '{print $5}' /proc/self/mountinfo | grep -v -E '^/(proc|sys|dev)(/|$)' | sort -u | while read -r mp; do mount -o remount,bind,ro "$mp"; done`,
+    );
+    for (const dir of writable) steps.push(`mount -o remount,bind,rw '${dir}'`);
+  }
+  if (one(unit, "PrivateTmp") === "yes") steps.push("mount -t tmpfs -o mode=1777 tmpfs /tmp", "mount -t tmpfs -o mode=1777 tmpfs /var/tmp");
+  if (one(unit, "ProtectHome") === "yes") {
+    for (const dir of ["/home", "/root", "/run/user"]) steps.push(`if [ -d ${dir} ]; then mount -t tmpfs -o ro,mode=0755 tmpfs ${dir}; fi`);
+  }
+  if (steps.length === 1) return [];
+  return ["unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", `${steps.join("\n")}\nexec "$@"`, "sandbox"];
+}
+
 export interface UnitProcess {
   proc: Subprocess;
   /** What the process wrote to its stdout and stderr (one file, as journald's one stream). */
@@ -85,7 +108,8 @@ export async function startUnit(unitFile: string, overrides: Record<string, stri
   const passwd = spawnSync("getent", ["passwd", user], { encoding: "utf8" }).stdout.trim().split(":");
   if (passwd.length < 7) throw new Error(`the unit's user ${user} does not exist`);
 
-  const work = mkdtempSync(join(tmpdir(), "abuse-intel-unit-"));
+  // Under /run, as systemd's own notification socket: the service's /tmp is its own (PrivateTmp=).
+  const work = mkdtempSync(join(existsSync("/run") ? "/run" : tmpdir(), "abuse-intel-unit-"));
   chmodSync(work, 0o755);
   const env: Record<string, string> = {
     PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
@@ -163,7 +187,8 @@ export async function startUnit(unitFile: string, overrides: Record<string, stri
   ];
   const execStart = words(one(unit, "ExecStart") ?? "");
   const umask = one(unit, "UMask") ?? "0022";
-  const proc = Bun.spawn(["/bin/sh", "-c", 'umask "$0" && exec "$@"', umask, ...setpriv, ...execStart], {
+  const sandbox = sandboxOf(unit, env.STATE_DIRECTORY ? [env.STATE_DIRECTORY] : []);
+  const proc = Bun.spawn([...sandbox, "/bin/sh", "-c", 'umask "$0" && exec "$@"', umask, ...setpriv, ...execStart], {
     cwd: one(unit, "WorkingDirectory") ?? "/",
     env,
     stdin: "ignore",

@@ -85,7 +85,7 @@ async function startService(): Promise<UnitProcess> {
   const port = freeLowPort();
   setListenAddress(port);
   service = await startUnit(UNIT);
-  await service.waitForNotification(/READY=1/, 90_000);
+  await service.waitForNotification(/READY=1/, 180_000);
   url = `http://127.0.0.1:${port}`;
   const ready = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(15_000) });
   expect(ready.status).toBe(200);
@@ -230,7 +230,7 @@ run("the Debian package", () => {
 
     expect(await running.stop()).toBe(0);
     service = null;
-  }, 240_000);
+  }, 420_000);
 
   test("an upgrade to a higher version keeps the data, the credentials and the edited conffile", async () => {
     expect(credentials).not.toBeNull();

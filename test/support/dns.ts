@@ -119,3 +119,116 @@ export function ipv6Name(address: string, zone = TEST_ZONE): string {
   const hex = groups.map((g) => g.padStart(4, "0")).join("");
   return `${[...hex].reverse().join(".")}.${zone}`;
 }
+
+/**
+ * A UDP socket on 127.0.0.1 that sends raw packets to `port` and keeps every answer that comes back, in order.
+ * `ask` sends one packet and waits for the next answer (null after `waitMs`).
+ */
+export async function rawUdpClient(port: number) {
+  const answers: Uint8Array[] = [];
+  let wake: (() => void) | null = null;
+  const socket = await Bun.udpSocket({
+    hostname: "127.0.0.1",
+    socket: {
+      data(_s, data) {
+        answers.push(Uint8Array.from(data));
+        wake?.();
+      },
+    },
+  });
+  const next = async (waitMs: number): Promise<Uint8Array | null> => {
+    const deadline = Date.now() + waitMs;
+    while (answers.length === 0 && Date.now() < deadline) {
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        setTimeout(resolve, Math.min(50, Math.max(1, deadline - Date.now())));
+      });
+      wake = null;
+    }
+    return answers.shift() ?? null;
+  };
+  return {
+    send(packet: Uint8Array) {
+      socket.send(packet, port, "127.0.0.1");
+    },
+    /** The next answer received (waiting up to `waitMs`), or null. */
+    next,
+    async ask(packet: Uint8Array, waitMs = 10_000): Promise<Uint8Array | null> {
+      socket.send(packet, port, "127.0.0.1");
+      return next(waitMs);
+    },
+    /** Answers received and not taken yet. */
+    get waiting() {
+      return answers.length;
+    },
+    close: () => socket.close(),
+  };
+}
+
+/** A TCP connection to `port` that collects the bytes it receives and tells when the server closed it. */
+export async function rawTcpClient(port: number) {
+  let received = new Uint8Array(0);
+  let closed = false;
+  const socket = await Bun.connect({
+    hostname: "127.0.0.1",
+    port,
+    socket: {
+      data(_s, chunk) {
+        const joined = new Uint8Array(received.length + chunk.length);
+        joined.set(received, 0);
+        joined.set(chunk, received.length);
+        received = joined;
+      },
+      close() {
+        closed = true;
+      },
+      error() {
+        closed = true;
+      },
+    },
+  });
+  return {
+    write: (bytes: Uint8Array) => socket.write(bytes),
+    get closed() {
+      return closed;
+    },
+    /** Waits until `count` whole length-prefixed messages arrived (or `waitMs` passed); returns those there are. */
+    async messages(count: number, waitMs = 10_000): Promise<Uint8Array[]> {
+      const deadline = Date.now() + waitMs;
+      for (;;) {
+        const found = framed(received);
+        if (found.length >= count || closed || Date.now() > deadline) return found;
+        await Bun.sleep(10);
+      }
+    },
+    /** Waits until the server closes the connection; true when it did within `waitMs`. */
+    async closedWithin(waitMs: number): Promise<boolean> {
+      const deadline = Date.now() + waitMs;
+      while (!closed && Date.now() < deadline) await Bun.sleep(20);
+      return closed;
+    },
+    end: () => socket.end(),
+  };
+}
+
+/** The length-prefixed messages in a TCP byte stream (RFC 7766); an incomplete last one is left out. */
+export function framed(bytes: Uint8Array): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  let at = 0;
+  while (bytes.length - at >= 2) {
+    const length = (bytes[at] << 8) | bytes[at + 1];
+    if (bytes.length - at - 2 < length) break;
+    out.push(bytes.slice(at + 2, at + 2 + length));
+    at += 2 + length;
+  }
+  return out;
+}
+
+/** `message` with its 2-byte length in front. */
+export function withLength(message: Uint8Array): Uint8Array {
+  const out = new Uint8Array(message.length + 2);
+  out[0] = message.length >> 8;
+  out[1] = message.length & 0xff;
+  out.set(message, 2);
+  return out;
+}

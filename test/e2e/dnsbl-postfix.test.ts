@@ -4,7 +4,8 @@
 // documentation addresses on that loopback. A client reported through the API until HIGH, or inside a network a
 // feed lists, is refused with a 5xx naming the zone; an unlisted one is accepted; once allowlisted through the API
 // the next mail from it is accepted. The code filters of the README ("critical only" 127.0.2.4, "spam only"
-// 127.0.1.11) let through what they should. The main.cf lines are the README's, word for word.
+// 127.0.1.11) let through what they should, and so does postscreen with the README's weights. The main.cf lines
+// are the README's, word for word (its postscreen block is read from it).
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
@@ -19,7 +20,23 @@ const ZONE = "dnsbl.abuse-intel.internal";
 const REJECT_LISTED = `smtpd_client_restrictions = reject_rbl_client ${ZONE}`;
 const REJECT_CRITICAL = `smtpd_client_restrictions = reject_rbl_client ${ZONE}=127.0.2.4`;
 const REJECT_SPAM = `smtpd_client_restrictions = reject_rbl_client ${ZONE}=127.0.1.11`;
-const PORTS = { listed: 25, critical: 2525, spam: 2526 };
+const PORTS = { listed: 25, critical: 2525, spam: 2526, postscreen: 2527 };
+
+const README = readFileSync(join(import.meta.dir, "../../README.md"), "utf8");
+/** The README's section on the DNS blocklist. */
+function readmeSection(): string {
+  const start = README.indexOf("### Using the DNS blocklist");
+  if (start < 0) throw new Error("README.md has no section \"Using the DNS blocklist\"");
+  return README.slice(start, README.indexOf("\n### ", start + 1));
+}
+/** The README's postscreen settings: the lines of its code block that sets postscreen_dnsbl_sites. */
+function readmePostscreenLines(): string[] {
+  const block = readmeSection()
+    .split("```")
+    .find((b) => b.includes("postscreen_dnsbl_sites ="));
+  if (block === undefined) throw new Error("the README's DNS blocklist section has no postscreen_dnsbl_sites block");
+  return block.split("\n").filter((line) => line.trim() !== "");
+}
 
 /** Reported as email spam by two users through the API: HIGH, not CRITICAL. */
 const REPORTED_HIGH = "203.0.113.7";
@@ -85,7 +102,8 @@ beforeAll(async () => {
     { port: PORTS.listed, clientRestrictions: REJECT_LISTED },
     { port: PORTS.critical, clientRestrictions: REJECT_CRITICAL },
     { port: PORTS.spam, clientRestrictions: REJECT_SPAM },
-  ]);
+    { port: PORTS.postscreen, postscreen: true },
+  ], readmePostscreenLines());
 }, 120_000);
 
 afterAll(async () => {
@@ -148,6 +166,16 @@ describe.skipIf(!ready)("Debian's Postfix with reject_rbl_client on the applianc
     expectMail(IN_FEED_NETWORK, PORTS.spam, "accepted");
   }, 120_000);
 
+  test("postscreen with the README's weights: CRITICAL (3 + 1) and a HIGH spammer (2 + 1) refused, another HIGH (1) passes", () => {
+    for (const client of [CRITICAL, REPORTED_HIGH]) {
+      expect(expectMail(client, PORTS.postscreen, "rejected").rejection).toMatch(
+        new RegExp(`^5\\d\\d .*\\[${client.replace(/\./g, "\\.")}\\] blocked using dnsbl\\.abuse-intel\\.internal`),
+      );
+    }
+    expectMail(IN_FEED_NETWORK, PORTS.postscreen, "accepted");
+    expectMail(UNLISTED, PORTS.postscreen, "accepted");
+  }, 120_000);
+
   test("after the listed client is allowlisted through the API, its next mail is accepted", async () => {
     const allowed = await appliance.request("POST", "/v1/admin/allowlist", {
       headers: { authorization: `Bearer ${adminToken}` },
@@ -160,10 +188,7 @@ describe.skipIf(!ready)("Debian's Postfix with reject_rbl_client on the applianc
   }, 120_000);
 
   test("the main.cf lines Postfix ran are the README's, word for word", () => {
-    const readme = readFileSync(join(import.meta.dir, "../../README.md"), "utf8");
-    const start = readme.indexOf("### Using the DNS blocklist");
-    expect(start).toBeGreaterThan(0);
-    const section = readme.slice(start, readme.indexOf("\n### ", start + 1));
-    for (const line of [REJECT_LISTED, REJECT_CRITICAL, REJECT_SPAM]) expect(section.split("\n")).toContain(line);
+    const lines = readmeSection().split("\n");
+    for (const line of [REJECT_LISTED, REJECT_CRITICAL, REJECT_SPAM]) expect(lines).toContain(line);
   });
 });

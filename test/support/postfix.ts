@@ -14,8 +14,12 @@ export function postfixInstalled(): boolean {
   return existsSync("/usr/sbin/postfix") && spawnSync("swaks", ["--version"]).status === 0;
 }
 
-/** One smtpd listener: its port on 127.0.0.1 and the `smtpd_client_restrictions` line it runs (as in main.cf). */
-export interface SmtpListener {
+/**
+ * One listener on 127.0.0.1: an smtpd with the `smtpd_client_restrictions` line it runs (as in main.cf), or
+ * postscreen (its settings among `mainCf`) handing clients that pass to an smtpd without client restrictions.
+ */
+export type SmtpListener = SmtpdListener | { port: number; postscreen: true };
+export interface SmtpdListener {
   port: number;
   clientRestrictions: string;
 }
@@ -54,14 +58,18 @@ export class PostfixInNamespace {
     readonly dir: string,
   ) {}
 
-  /** Writes main.cf and master.cf (the first listener's restrictions in main.cf, the others' as `-o`) and starts. */
-  static async start(ns: NetworkNamespace, listeners: SmtpListener[]): Promise<PostfixInNamespace> {
+  /**
+   * Writes main.cf (with `mainCf`'s lines) and master.cf (the first smtpd listener's restrictions in main.cf, the
+   * others' as `-o`) and starts.
+   */
+  static async start(ns: NetworkNamespace, listeners: SmtpListener[], mainCf: string[] = []): Promise<PostfixInNamespace> {
     const dir = mkdtempSync(join(tmpdir(), "abuse-intel-postfix-"));
     // Postfix's daemons run as the postfix user and chdir into the queue below this directory.
     chmodSync(dir, 0o755);
     mkdirSync(join(dir, "queue"), { mode: 0o755 });
-    const [main, ...others] = listeners;
-    if (main === undefined) throw new Error("Postfix needs at least one listener");
+    const smtpds = listeners.filter((l): l is SmtpdListener => "clientRestrictions" in l);
+    const [main, ...others] = smtpds;
+    if (main === undefined) throw new Error("Postfix needs at least one smtpd listener");
     writeFileSync(
       join(dir, "main.cf"),
       [
@@ -83,12 +91,20 @@ export class PostfixInNamespace {
         // again about the same client after the list changed.
         "max_use = 1",
         main.clientRestrictions,
+        ...mainCf,
         "",
       ].join("\n"),
     );
-    const listenerLine = (l: SmtpListener, withRestrictions: boolean) =>
+    const smtpdLine = (l: SmtpdListener, withRestrictions: boolean) =>
       `127.0.0.1:${l.port} inet n - n - - smtpd${withRestrictions ? `\n  -o { ${l.clientRestrictions} }` : ""}`;
-    writeFileSync(join(dir, "master.cf"), [listenerLine(main, false), ...others.map((l) => listenerLine(l, true)), ...SERVICES, ""].join("\n"));
+    const postscreen = listeners.filter((l) => "postscreen" in l);
+    const postscreenLines = postscreen.length === 0 ? [] : [
+      ...postscreen.map((l) => `127.0.0.1:${l.port} inet n - n - 1 postscreen`),
+      "smtpd     pass  -       -       n       -       -       smtpd\n  -o { smtpd_client_restrictions = }",
+      "dnsblog   unix  -       -       n       -       0       dnsblog",
+      "tlsproxy  unix  -       -       n       -       0       tlsproxy",
+    ];
+    writeFileSync(join(dir, "master.cf"), [smtpdLine(main, false), ...others.map((l) => smtpdLine(l, true)), ...postscreenLines, ...SERVICES, ""].join("\n"));
 
     const postfix = new PostfixInNamespace(ns, dir);
     const started = postfix.postfix("start");

@@ -127,7 +127,9 @@ async function main() {
       const ratio = r.appliance.perSecond / r.rbldnsd.perSecond;
       console.log(`round ${i + 1} abuse-intel: ${line(r.appliance)}`);
       console.log(`round ${i + 1} rbldnsd:     ${line(r.rbldnsd)}`);
-      console.log(`round ${i + 1} ratio abuse-intel/rbldnsd ${ratio.toFixed(2)}`);
+      console.log(
+        `round ${i + 1} ratio abuse-intel/rbldnsd ${ratio.toFixed(2)} (queries/s); rbldnsd's CPU per query / abuse-intel's ${(r.rbldnsd.serverCpuUsPerQuery / r.appliance.serverCpuUsPerQuery).toFixed(2)}`,
+      );
       const answered = (r.appliance.rcodes.NOERROR ?? 0) + (r.appliance.rcodes.NXDOMAIN ?? 0);
       results.push({
         line: `round ${i + 1}: ${ratio.toFixed(2)} of rbldnsd's queries/s (≥ ${TARGET_RATIO}), ${r.appliance.lost} lost (0), p99 ${ms(r.appliance.p99Us)} ms (< ${TARGET_P99_MS}), ` +

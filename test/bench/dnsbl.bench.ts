@@ -83,6 +83,12 @@ async function main() {
       { core: SERVER_CORE, what: "abuse-intel", timeoutMs: 300_000 },
     );
     servers.push(appliance);
+    for (let i = 0; ; i++) {
+      const ready = await fetch(`${appliance.url}/readyz`).catch(() => null);
+      if (ready?.status === 200) break;
+      check(i < 3000, "abuse-intel never became ready");
+      await Bun.sleep(100);
+    }
     await waitForDns(appliancePort, `2.0.0.127.${ZONE}`, { what: "abuse-intel", proc: appliance.proc });
 
     const rbldnsdPort = await freeDnsPort();

@@ -217,6 +217,43 @@ describe("consistency with the API (contract 17)", () => {
   });
 });
 
+describe("time: decay, rescoring and retention", () => {
+  test("a rescore that moves an address below the level takes it out and grows the serial; a report past retention stops counting at once", async () => {
+    const t = await createDnsHarness();
+    try {
+      const h = t.harness;
+      const [a, b] = await Promise.all([addUser(h, { tier: "enterprise" }), addUser(h, { tier: "enterprise" })]);
+      for (const who of [a, b]) {
+        const res = await h.call("POST", "/v1/ip/report", { headers: who.jwt, json: { ipAddress: "203.0.113.60", category: "SSH", description: "x", severity: 5 } });
+        expect(res.status).toBe(201);
+      }
+      expect((await t.dig(ipv4Name("203.0.113.60"))).status).toBe("NOERROR");
+      const serial = soaSerial(await t.dig(TEST_ZONE, "SOA"));
+      // 60 days: two half-lives, the weights a quarter of what they were: no longer HIGH once rescored.
+      h.clock.advance(60 * 86_400_000);
+      await h.services.scheduler.runNow("rescore");
+      expect((await t.dig(ipv4Name("203.0.113.60"))).status).toBe("NXDOMAIN");
+      expect(soaSerial(await t.dig(TEST_ZONE, "SOA"))).toBeGreaterThan(serial);
+      // A fresh pair of reports (by new users: the tokens above expired), then past retention (365 days) with no
+      // job run: the next query already says no.
+      for (const who of await Promise.all([addUser(h, { tier: "enterprise" }), addUser(h, { tier: "enterprise" })])) {
+        const res = await h.call("POST", "/v1/ip/report", { headers: who.jwt, json: { ipAddress: "203.0.113.61", category: "SSH", description: "x", severity: 5 } });
+        expect(res.status).toBe(201);
+      }
+      expect((await t.dig(ipv4Name("203.0.113.61"))).status).toBe("NOERROR");
+      h.clock.advance(366 * 86_400_000);
+      expect((await t.dig(ipv4Name("203.0.113.61"))).status).toBe("NXDOMAIN");
+    } finally {
+      await t.close();
+    }
+  });
+
+  test("EDNS of a version other than 0: BADVERS", async () => {
+    const a = await d.dig(ipv4Name("198.51.100.2"), "A", { extra: ["+edns=1", "+noednsnegotiation"] });
+    expect(a.status).toBe("BADVERS");
+  });
+});
+
 describe("--dns-risk-level, --dns-ttl", () => {
   test("MEDIUM lists what HIGH leaves out, with 127.0.2.2; the TTL is the option's", async () => {
     const medium = await createDnsHarness({ dnsRiskLevel: "MEDIUM", dnsTtl: 60 });

@@ -54,11 +54,11 @@ beforeAll(async () => {
     firstSeenMs: d.harness.clock.now(),
     lastSeenMs: d.harness.clock.now(),
   });
-});
+}, 60_000);
 
 afterAll(async () => {
   await d?.close();
-});
+}, 60_000);
 
 /** The normal query's answer: the listed address's five A records. */
 async function answersNormally(): Promise<void> {

@@ -40,11 +40,11 @@ beforeAll(async () => {
     firstSeenMs: d.harness.clock.now(),
     lastSeenMs: d.harness.clock.now(),
   });
-});
+}, 60_000);
 
 afterAll(async () => {
   await d?.close();
-});
+}, 60_000);
 
 describe("packets that are not one well-formed question", () => {
   const formErrors: [string, Uint8Array][] = [
@@ -110,10 +110,10 @@ describe("truncation", () => {
       firstSeenMs: long.harness.clock.now(),
       lastSeenMs: long.harness.clock.now(),
     });
-  });
+  }, 60_000);
   afterAll(async () => {
     await long?.close();
-  });
+  }, 60_000);
 
   test("an answer over 512 bytes is truncated over UDP (TC, no records); over TCP it comes whole", async () => {
     const name = ipv4Name("198.51.100.9", zone);

@@ -39,11 +39,11 @@ beforeAll(async () => {
   await report(u3, "192.0.2.77", "PORT_SCAN");
   await report(u1, "2001:db8::5", "PORT_SCAN");
   await report(u2, "2001:db8::5", "DDOS");
-});
+}, 60_000);
 
 afterAll(async () => {
   await d?.close();
-});
+}, 60_000);
 
 describe.each(transports)("over $name", ({ tcp }) => {
   test("a listed IPv4 address: NOERROR, authoritative, no RA, 127.0.0.2, a 127.0.1.N per AbuseIPDB number, 127.0.2.L", async () => {

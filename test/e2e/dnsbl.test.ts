@@ -3,11 +3,14 @@
 // bad option stop `serve` naming them; `serve --snapshot` answers from the snapshot; an edge before its first
 // snapshot answers SERVFAIL.
 
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { createServer } from "node:net";
 import { createSandbox, parseFirstStartCredentials, runCli, type Sandbox } from "./support/binary";
 import { bodyOf, startServer, type RunningServer } from "./support/server";
 import { digAt, ipv4Name } from "../support/dns";
+
+// Each test runs dig or a process several times: room for a loaded machine (bun's default is 5 s).
+setDefaultTimeout(60_000);
 
 const ZONE = "dnsbl.e2e.test";
 const DNS_LINE = /abuse-intel answering the DNS blocklist (\S+) on udp\+tcp 127\.0\.0\.1:(\d+)/;

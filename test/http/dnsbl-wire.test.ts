@@ -3,11 +3,14 @@
 // framing (pipelining, split messages, oversized lengths, the idle timeout, thousands of idle connections),
 // --dns-allow, and the /metrics counters. Queries are encoded and answers decoded with dns-packet, not our codec.
 
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import dnsPacket from "dns-packet";
 import { ALL_CATEGORIES_MASK } from "../../src/domain/categories";
 import { parseIp } from "../../src/domain/ip";
 import { createDnsHarness, type DnsHarness, ipv4Name, rawTcpClient, rawUdpClient, TEST_ZONE, withLength } from "../support/dns";
+
+// Each test runs dig or a process several times: room for a loaded machine (bun's default is 5 s).
+setDefaultTimeout(60_000);
 
 let d: DnsHarness;
 

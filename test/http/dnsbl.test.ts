@@ -3,10 +3,13 @@
 // outside the zone, EDNS0, the risk level option, and consistency with the API: a report, an allowlist entry and
 // a feed change the next DNS answer, and the SOA serial grows with them. Data goes in through the HTTP API.
 
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { addUser, type TestUser } from "../support/accounts";
 import { bodyOf } from "../support/harness";
 import { createDnsHarness, type DigAnswer, type DnsHarness, ipv4Name, ipv6Name, TEST_ZONE } from "../support/dns";
+
+// Each test runs dig or a process several times: room for a loaded machine (bun's default is 5 s).
+setDefaultTimeout(60_000);
 
 let d: DnsHarness;
 let u1: TestUser;

@@ -2,7 +2,7 @@
 // answers from each snapshot the edge swaps in. The first snapshot has one report on the address (MEDIUM: not
 // listed at the default HIGH), the next two (HIGH: listed); dig sees the change once the edge serves it.
 
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test, setDefaultTimeout } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,6 +11,9 @@ import { digAt, ipv4Name } from "../../support/dns";
 import { type EdgeProcess, startEdge, within } from "../../support/edge-process";
 import { createHarness } from "../../support/harness";
 import { reportAndExport, type ScriptedPrimary, scriptedPrimary, serveFile } from "../../support/scripted-primary";
+
+// Each test runs dig or a process several times: room for a loaded machine (bun's default is 5 s).
+setDefaultTimeout(60_000);
 
 const IP = "198.51.100.77";
 const ZONE = "dnsbl.edge.test";

@@ -2,7 +2,7 @@
 // in mixed case, types, ids, EDNS payload sizes) reads back the same, and every answer the responder writes
 // decodes with dns-packet to the question asked and the records the zone's rules give.
 
-import { describe, expect, test } from "bun:test";
+import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import dnsPacket from "dns-packet";
 import fc from "fast-check";
 import { maskOf } from "../../../src/domain/categories";
@@ -14,6 +14,9 @@ import { QueryReader, ReadOutcome } from "../../../src/dns/wire";
 import { CidrSet } from "../../../src/index/cidr-set";
 import { ReputationIndex } from "../../../src/index/reputation-index";
 import type { Allowlist } from "../../../src/services/allowlist/allowlist";
+
+// Hundreds of generated cases: room for a loaded machine (bun's default is 5 s).
+setDefaultTimeout(30_000);
 
 type Decoded = dnsPacket.DecodedPacket & { rcode: string; flag_aa: boolean; flag_tc: boolean; flag_qr: boolean };
 const decode = (bytes: Uint8Array) => dnsPacket.decode(Buffer.from(bytes)) as Decoded;

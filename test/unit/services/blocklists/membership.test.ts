@@ -2,7 +2,7 @@
 // (selectBlocklist): for random indexes of addresses and listed networks, random allowlists and every minimum
 // level, an address is listed exactly when a line of the walk's list covers it.
 
-import { describe, expect, test } from "bun:test";
+import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import fc from "fast-check";
 import { blocklistFilters } from "../../../../src/domain/blocklist/query";
 import { cidrOf, ipFromWords, ipv4FromNumber, type Ip } from "../../../../src/domain/ip";
@@ -11,6 +11,9 @@ import { CidrSet } from "../../../../src/index/cidr-set";
 import { ReputationIndex } from "../../../../src/index/reputation-index";
 import { selectBlocklist } from "../../../../src/services/blocklists/blocklist";
 import { listingOfV4, listingOfV6, listingScratch } from "../../../../src/services/blocklists/membership";
+
+// Hundreds of generated cases: room for a loaded machine (bun's default is 5 s).
+setDefaultTimeout(30_000);
 
 const BASE4 = 0x0a000000; // 10.0.0.0: entries and questions within 10.0.0.0/24
 const record = (score: number, categoriesMask: number) => ({ reputationScore: score, totalReports: 1, verifiedReports: 0, categoriesMask, lastCategoryBit: 0, firstSeenMs: 0, lastSeenMs: 0 });

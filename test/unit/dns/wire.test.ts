@@ -119,5 +119,13 @@ describe("the responder's answers decode with dns-packet", () => {
     expect((soa.answers ?? [])[0]).toMatchObject({ type: "SOA", data: { mname: `ns.${ZONE}`, rname: `hostmaster.${ZONE}`, refresh: 3600, retry: 600, expire: 86400, minimum: 120 } });
     const nx = ask({ name: `2.2.0.192.${ZONE}`, type: "A", id: 4, edns: null });
     expect(nx.rcode).toBe("NXDOMAIN");
+    // Listening on every address (no specific IPv4 one): ns.ZONE has no A record, the name still exists.
+    const ns = ask({ name: `ns.${ZONE}`, type: "A", id: 5, edns: null });
+    expect([ns.rcode, ns.answers?.length, ns.authorities?.[0].type]).toEqual(["NOERROR", 0, "SOA"]);
+    const any = ask({ name: ZONE, type: "ANY" as dnsPacket.RecordType, id: 6, edns: null });
+    expect((any.answers ?? []).map((r) => r.type)).toEqual(["SOA", "NS"]);
+    const chaos = Uint8Array.from(dnsPacket.encode({ type: "query", id: 7, questions: [{ type: "TXT", name: `1.2.0.192.${ZONE}`, class: "CH" }] } as dnsPacket.Packet));
+    const n = responder.respond(chaos, chaos.length, true);
+    expect(decode(responder.buffer.subarray(2, 2 + n)).rcode).toBe("REFUSED");
   });
 });

@@ -44,8 +44,9 @@ const ALLOW_CACHE_LIMIT = 4096;
 const PORT_ATTEMPTS = 20;
 
 interface Connection {
-  /** Bytes of an incomplete message received so far. */
-  pending: Uint8Array | null;
+  /** An incomplete message received so far (its first `partialLength` bytes, length prefix included). */
+  partial: Uint8Array | null;
+  partialLength: number;
   /** Answers the socket did not take yet. */
   unsent: Uint8Array | null;
   address: string;
@@ -93,7 +94,7 @@ export async function startDnsListener(options: DnsListenerOptions): Promise<Dns
         open.delete(idlest);
         idlest.terminate();
       }
-      socket.data = { pending: null, unsent: null, address: socket.remoteAddress, refused: !allowed(socket.remoteAddress) };
+      socket.data = { partial: null, partialLength: 0, unsent: null, address: socket.remoteAddress, refused: !allowed(socket.remoteAddress) };
       open.set(socket, true);
       socket.timeout(idleSeconds);
     },
@@ -102,26 +103,36 @@ export async function startDnsListener(options: DnsListenerOptions): Promise<Dns
       open.delete(socket);
       open.set(socket, true);
       socket.timeout(idleSeconds);
-      let bytes: Uint8Array = chunk;
-      if (c.pending !== null) {
-        bytes = new Uint8Array(c.pending.length + chunk.length);
-        bytes.set(c.pending, 0);
-        bytes.set(chunk, c.pending.length);
-        c.pending = null;
-      }
       let at = 0;
-      while (bytes.length - at >= 2) {
-        const length = (bytes[at] << 8) | bytes[at + 1];
+      while (at < chunk.length) {
+        const rest = chunk.length - at;
+        if (c.partialLength === 0 && rest >= 2) {
+          // Whole messages in the chunk are answered where they lie.
+          const length = (chunk[at] << 8) | chunk[at + 1];
+          if (length > MAX_TCP_QUERY) return void socket.terminate();
+          if (rest >= 2 + length) {
+            if (!reply(socket, chunk.subarray(at + 2, at + 2 + length), length)) return void socket.terminate();
+            at += 2 + length;
+            continue;
+          }
+        }
+        // A message split across chunks is gathered in the connection's buffer, never longer than a query may be.
+        const buffer = (c.partial ??= new Uint8Array(MAX_TCP_QUERY + 2));
+        if (c.partialLength < 2) {
+          buffer[c.partialLength++] = chunk[at++];
+          if (c.partialLength < 2) continue;
+        }
+        const length = (buffer[0] << 8) | buffer[1];
         if (length > MAX_TCP_QUERY) return void socket.terminate();
-        if (bytes.length - at - 2 < length) break;
-        const n = answer(bytes.subarray(at + 2, at + 2 + length), length, true, c.address, c.refused);
-        at += 2 + length;
-        if (n >= 0) {
-          put16(responder.buffer, 0, n);
-          if (!send(socket, responder.buffer.subarray(0, n + 2))) return void socket.terminate();
+        const take = Math.min(2 + length - c.partialLength, chunk.length - at);
+        buffer.set(chunk.subarray(at, at + take), c.partialLength);
+        c.partialLength += take;
+        at += take;
+        if (c.partialLength === 2 + length) {
+          c.partialLength = 0;
+          if (!reply(socket, buffer.subarray(2, 2 + length), length)) return void socket.terminate();
         }
       }
-      if (at < bytes.length) c.pending = bytes.slice(at);
     },
     drain(socket) {
       const c = socket.data;
@@ -140,6 +151,15 @@ export async function startDnsListener(options: DnsListenerOptions): Promise<Dns
       open.delete(socket);
     },
   };
+
+  /** Answers one TCP message and writes the answer with its length in front; false when the client reads too little. */
+  function reply(socket: TcpSocket, message: Uint8Array, length: number): boolean {
+    const c = socket.data;
+    const n = answer(message, length, true, c.address, c.refused);
+    if (n < 0) return true;
+    put16(responder.buffer, 0, n);
+    return send(socket, responder.buffer.subarray(0, n + 2));
+  }
 
   /** Writes `bytes` or keeps what the socket did not take (a copy); false when too much waits already. */
   function send(socket: TcpSocket, bytes: Uint8Array): boolean {

@@ -2,11 +2,14 @@
 // queries (encoded by dns-packet) with bytes flipped, cut or spliced, sends them over the real UDP socket and as
 // TCP streams, and after every batch a normal query must still get its right answer.
 
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test, setDefaultTimeout } from "bun:test";
 import dnsPacket from "dns-packet";
 import fc from "fast-check";
 import { parseIp } from "../../src/domain/ip";
 import { createDnsHarness, type DnsHarness, ipv4Name, rawTcpClient, rawUdpClient, TEST_ZONE, withLength } from "../support/dns";
+
+// Each test runs dig or a process several times: room for a loaded machine (bun's default is 5 s).
+setDefaultTimeout(60_000);
 
 let d: DnsHarness;
 const LISTED = "198.51.100.9";
@@ -54,11 +57,11 @@ beforeAll(async () => {
     firstSeenMs: d.harness.clock.now(),
     lastSeenMs: d.harness.clock.now(),
   });
-});
+}, 60_000);
 
 afterAll(async () => {
   await d?.close();
-});
+}, 60_000);
 
 /** The normal query's answer: the listed address's five A records. */
 async function answersNormally(): Promise<void> {

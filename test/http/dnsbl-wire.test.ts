@@ -3,11 +3,14 @@
 // framing (pipelining, split messages, oversized lengths, the idle timeout, thousands of idle connections),
 // --dns-allow, and the /metrics counters. Queries are encoded and answers decoded with dns-packet, not our codec.
 
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import dnsPacket from "dns-packet";
 import { ALL_CATEGORIES_MASK } from "../../src/domain/categories";
 import { parseIp } from "../../src/domain/ip";
 import { createDnsHarness, type DnsHarness, ipv4Name, rawTcpClient, rawUdpClient, TEST_ZONE, withLength } from "../support/dns";
+
+// Each test runs dig or a process several times: room for a loaded machine (bun's default is 5 s).
+setDefaultTimeout(60_000);
 
 let d: DnsHarness;
 
@@ -40,11 +43,11 @@ beforeAll(async () => {
     firstSeenMs: d.harness.clock.now(),
     lastSeenMs: d.harness.clock.now(),
   });
-});
+}, 60_000);
 
 afterAll(async () => {
   await d?.close();
-});
+}, 60_000);
 
 describe("packets that are not one well-formed question", () => {
   const formErrors: [string, Uint8Array][] = [
@@ -110,10 +113,10 @@ describe("truncation", () => {
       firstSeenMs: long.harness.clock.now(),
       lastSeenMs: long.harness.clock.now(),
     });
-  });
+  }, 60_000);
   afterAll(async () => {
     await long?.close();
-  });
+  }, 60_000);
 
   test("an answer over 512 bytes is truncated over UDP (TC, no records); over TCP it comes whole", async () => {
     const name = ipv4Name("198.51.100.9", zone);

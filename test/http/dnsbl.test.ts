@@ -3,10 +3,13 @@
 // outside the zone, EDNS0, the risk level option, and consistency with the API: a report, an allowlist entry and
 // a feed change the next DNS answer, and the SOA serial grows with them. Data goes in through the HTTP API.
 
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { addUser, type TestUser } from "../support/accounts";
 import { bodyOf } from "../support/harness";
 import { createDnsHarness, type DigAnswer, type DnsHarness, ipv4Name, ipv6Name, TEST_ZONE } from "../support/dns";
+
+// Each test runs dig or a process several times: room for a loaded machine (bun's default is 5 s).
+setDefaultTimeout(60_000);
 
 let d: DnsHarness;
 let u1: TestUser;
@@ -39,11 +42,11 @@ beforeAll(async () => {
   await report(u3, "192.0.2.77", "PORT_SCAN");
   await report(u1, "2001:db8::5", "PORT_SCAN");
   await report(u2, "2001:db8::5", "DDOS");
-});
+}, 60_000);
 
 afterAll(async () => {
   await d?.close();
-});
+}, 60_000);
 
 describe.each(transports)("over $name", ({ tcp }) => {
   test("a listed IPv4 address: NOERROR, authoritative, no RA, 127.0.0.2, a 127.0.1.N per AbuseIPDB number, 127.0.2.L", async () => {
@@ -214,6 +217,43 @@ describe("consistency with the API (contract 17)", () => {
     const after = await bodyOf(await d.harness.call("GET", "/v1/ip/blocklist?riskLevel=HIGH", { headers: admin.apiKey }));
     expect(after.data.ips).not.toContain("10.9.0.0/16");
     expect(after.data.ips).toContain("10.10.0.0/16");
+  });
+});
+
+describe("time: decay, rescoring and retention", () => {
+  test("a rescore that moves an address below the level takes it out and grows the serial; a report past retention stops counting at once", async () => {
+    const t = await createDnsHarness();
+    try {
+      const h = t.harness;
+      const [a, b] = await Promise.all([addUser(h, { tier: "enterprise" }), addUser(h, { tier: "enterprise" })]);
+      for (const who of [a, b]) {
+        const res = await h.call("POST", "/v1/ip/report", { headers: who.jwt, json: { ipAddress: "203.0.113.60", category: "SSH", description: "x", severity: 5 } });
+        expect(res.status).toBe(201);
+      }
+      expect((await t.dig(ipv4Name("203.0.113.60"))).status).toBe("NOERROR");
+      const serial = soaSerial(await t.dig(TEST_ZONE, "SOA"));
+      // 60 days: two half-lives, the weights a quarter of what they were: no longer HIGH once rescored.
+      h.clock.advance(60 * 86_400_000);
+      await h.services.scheduler.runNow("rescore");
+      expect((await t.dig(ipv4Name("203.0.113.60"))).status).toBe("NXDOMAIN");
+      expect(soaSerial(await t.dig(TEST_ZONE, "SOA"))).toBeGreaterThan(serial);
+      // A fresh pair of reports (by new users: the tokens above expired), then past retention (365 days) with no
+      // job run: the next query already says no.
+      for (const who of await Promise.all([addUser(h, { tier: "enterprise" }), addUser(h, { tier: "enterprise" })])) {
+        const res = await h.call("POST", "/v1/ip/report", { headers: who.jwt, json: { ipAddress: "203.0.113.61", category: "SSH", description: "x", severity: 5 } });
+        expect(res.status).toBe(201);
+      }
+      expect((await t.dig(ipv4Name("203.0.113.61"))).status).toBe("NOERROR");
+      h.clock.advance(366 * 86_400_000);
+      expect((await t.dig(ipv4Name("203.0.113.61"))).status).toBe("NXDOMAIN");
+    } finally {
+      await t.close();
+    }
+  });
+
+  test("EDNS of a version other than 0: BADVERS", async () => {
+    const a = await d.dig(ipv4Name("198.51.100.2"), "A", { extra: ["+edns=1", "+noednsnegotiation"] });
+    expect(a.status).toBe("BADVERS");
   });
 });
 

@@ -50,7 +50,7 @@ export async function waitForDns(port: number, name: string, server: { what: str
   while (Date.now() < deadline) {
     if (proc.exitCode !== null) throw new Error(`${what} exited (code ${proc.exitCode}) before answering DNS on 127.0.0.1:${port}`);
     try {
-      await probe(port, name, TYPE_A, 1000);
+      await probe(port, name, TYPE_A, 5000);
       return;
     } catch (error) {
       last = String(error);

@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { prepareDnsblData } from "./support/dnsbl-data";
 import { freeDnsPort, probe, waitForDns } from "./support/dns-probe";
 import { runDnsperf, type DnsperfResult } from "./support/dnsperf";
+import { digAt, ipv4Name } from "../support/dns";
 import { startServer, stopServer, type ServerProcess } from "./support/server-process";
 
 const TARGET_RATIO = 0.5;
@@ -44,13 +45,11 @@ function check(condition: unknown, message: string): asserts condition {
   if (!condition) throw new Error(`benchmark precondition failed: ${message}`);
 }
 
-const reversed = (ip: string) => ip.split(".").reverse().join(".");
-
-/** `dig +short` of a name's A records, sorted: the answers as a client that is not ours reads them. */
-function dig(port: number, ip: string): string {
-  const r = spawnSync("dig", ["+short", "+tries=1", "+time=5", "-p", String(port), "@127.0.0.1", `${reversed(ip)}.${ZONE}`, "A"], { encoding: "utf8" });
-  check(r.status === 0, `dig: ${r.stderr}`);
-  return r.stdout.trim().split("\n").filter(Boolean).sort().join(" ");
+/** The A records dig reads for an address, sorted: the answers as a client that is not ours reads them. */
+async function dig(port: number, ip: string): Promise<string> {
+  const answer = await digAt(port, ipv4Name(ip, ZONE));
+  check(answer.status !== null, `no answer from dig: ${answer.raw}`);
+  return answer.answer.filter((r) => r.type === "A").map((r) => r.data).sort().join(" ");
 }
 
 function cli(dataDir: string, args: string[], input?: string): string {
@@ -106,9 +105,12 @@ async function main() {
     for (let i = 0; i < 5; i++) {
       const listed = data.listed[(i * 7919) % ADDRESSES]!;
       const unlisted = data.unlisted[(i * 7919) % ADDRESSES]!;
-      check(dig(appliancePort, listed) === LISTED_ANSWERS.join(" "), `abuse-intel's answer for listed ${listed}: ${dig(appliancePort, listed)}`);
-      check(dig(rbldnsdPort, listed) === LISTED_ANSWERS.join(" "), `rbldnsd's answer for listed ${listed}: ${dig(rbldnsdPort, listed)}`);
-      check(dig(appliancePort, unlisted) === "" && dig(rbldnsdPort, unlisted) === "", `an answer for never-reported ${unlisted}`);
+      for (const [server, port] of [["abuse-intel", appliancePort], ["rbldnsd", rbldnsdPort]] as const) {
+        const forListed = await dig(port, listed);
+        check(forListed === LISTED_ANSWERS.join(" "), `${server}'s answer for listed ${listed}: ${forListed}`);
+        const forUnlisted = await dig(port, unlisted);
+        check(forUnlisted === "", `${server}'s answer for never-reported ${unlisted}: ${forUnlisted}`);
+      }
     }
     console.log(
       `# DNS blocklist benchmark: ${ADDRESSES.toLocaleString("en")} listed IPv4 addresses (feed, category SSH, HIGH) and as many never reported; ` +
@@ -167,7 +169,7 @@ async function main() {
     const msUntilListed: number[] = [];
     for (let i = 0; i < REPORTED_LIVE; i++) {
       const ip = data.unlisted[data.unlisted.length - 1 - i]!;
-      const name = `${reversed(ip)}.${ZONE}`;
+      const name = ipv4Name(ip, ZONE);
       await report(tokens[0]!, ip);
       const medium = await probe(appliancePort, name);
       check(medium.rcode === 3, `${ip} after one reporter's report (MEDIUM) answered rcode ${medium.rcode}, not NXDOMAIN`);

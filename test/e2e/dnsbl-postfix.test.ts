@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { ipv4Name } from "../support/dns";
 import { FIREWALL_TESTS_REQUIRED, NetworkNamespace, toolRunsIn } from "../support/netns";
 import { PostfixInNamespace, postfixInstalled } from "../support/postfix";
 import { createSandbox, type Sandbox } from "./support/binary";
@@ -141,7 +142,7 @@ describe.skipIf(!ready)("Debian's Postfix with reject_rbl_client on the applianc
     expect(await riskLevel(CRITICAL)).toBe("CRITICAL");
     // The codes the filters below test, as dig reads them on the resolver Postfix uses.
     const codes = (ip: string) =>
-      ns!.run("dig", ["+short", "@127.0.0.1", `${ip.split(".").reverse().join(".")}.${ZONE}`, "A"]).stdout.trim().split("\n").filter(Boolean).sort();
+      ns!.run("dig", ["+short", "@127.0.0.1", ipv4Name(ip, ZONE), "A"]).stdout.trim().split("\n").filter(Boolean).sort();
     expect(codes(REPORTED_HIGH)).toEqual(["127.0.0.2", "127.0.1.10", "127.0.1.11", "127.0.1.12", "127.0.2.3"]);
     expect(codes(IN_FEED_NETWORK)).toEqual(["127.0.0.2", "127.0.1.1", "127.0.1.15", "127.0.2.3"]);
     expect(codes(UNLISTED)).toEqual([]);

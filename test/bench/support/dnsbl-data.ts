@@ -5,6 +5,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { formatIpv4 } from "../../../src/domain/ip";
+import { ipv4Name } from "../../support/dns";
 import { rng } from "../../support/random";
 
 export interface DnsblData {
@@ -32,8 +33,6 @@ function publicIpv4(count: number, seed: number, taken: Set<number>): number[] {
   return out;
 }
 
-const reversed = (ip: string) => ip.split(".").reverse().join(".");
-
 /**
  * Writes the files into `dir`. `answers` are the A records the appliance gives a listed address of the imported
  * category at its level (127.0.0.2, 127.0.1.N, 127.0.2.L): rbldnsd gets one ip4set per record, so both servers
@@ -55,7 +54,7 @@ export function prepareDnsblData(dir: string, count: number, zone: string, answe
   rbldnsdZones.push(`${zone}:generic:soa.generic`);
   const queryFile = join(dir, "queries.txt");
   const lines: string[] = [];
-  for (let i = 0; i < count; i++) lines.push(`${reversed(listed[i]!)}.${zone} A`, `${reversed(unlisted[i]!)}.${zone} A`);
+  for (let i = 0; i < count; i++) lines.push(`${ipv4Name(listed[i]!, zone)} A`, `${ipv4Name(unlisted[i]!, zone)} A`);
   writeFileSync(queryFile, lines.join("\n") + "\n");
   return { listed, unlisted, blocklistFile, queryFile, rbldnsdZones };
 }

@@ -1,6 +1,6 @@
 // The import rules of src/ (ARCHITECTURE.md): each layer imports only layers below it, and nothing forms a cycle.
 // Checked by test/unit/build/import-graph.test.ts; `npm run depcruise` prints the same report.
-// Layers, lowest first: domain (+ version) < index (+ config) < store < services < http | jobs < app < cli < main.
+// Layers, lowest first: domain (+ version) < index (+ config) < store < services < http | jobs | dns < app < cli < main.
 const layers = [
   ["domain", "^src/(domain/|version\\.ts$)"],
   ["index", "^src/(index/|config\\.ts$)"],
@@ -8,11 +8,12 @@ const layers = [
   ["services", "^src/services/"],
   ["http", "^src/http/"],
   ["jobs", "^src/jobs/"],
+  ["dns", "^src/dns/"],
   ["app", "^src/app/"],
   ["cli", "^src/cli/"],
   ["main", "^src/main\\.ts$"],
 ];
-const rank = { domain: 0, index: 1, store: 2, services: 3, http: 4, jobs: 4, app: 5, cli: 6, main: 7 };
+const rank = { domain: 0, index: 1, store: 2, services: 3, http: 4, jobs: 4, dns: 4, app: 5, cli: 6, main: 7 };
 const above = (name) => layers.filter(([other]) => rank[other] > rank[name]).map(([, path]) => path);
 const peers = (name) => layers.filter(([other]) => other !== name && rank[other] === rank[name]).map(([, path]) => path);
 

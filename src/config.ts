@@ -3,6 +3,9 @@
 
 import { AppError } from "./domain/errors";
 import { DEFAULT_WINDOW_REPORTS } from "./domain/threat-window";
+import { tryParseCidr } from "./domain/ip";
+import { RISK_LEVELS, type RiskLevel, tryParseRiskLevel } from "./domain/risk";
+import { wireName } from "./domain/dnsbl/names";
 import { MAX_SCORING_DAYS, resolveScoringParameters, type ScoringParameterOverrides, type ScoringParameters } from "./domain/scoring";
 
 export interface Config {
@@ -43,6 +46,14 @@ export interface Config {
   followEverySeconds: number;
   /** Reports the detect-threats job keeps in memory at most (its window; see ThreatService). */
   threatWindowReports: number;
+  /** The DNS blocklist (contract 17): its port (null: off), address (null: --host), zone, level, TTL, allowed sources. */
+  dnsPort: number | null;
+  dnsHost: string | null;
+  dnsZone: string;
+  dnsRiskLevel: RiskLevel;
+  dnsTtl: number;
+  /** Normalized CIDRs allowed to ask; null: any. */
+  dnsAllow: string[] | null;
 }
 
 interface OptionSpec {
@@ -129,6 +140,32 @@ export function booleanOf(raw: string, name: string): boolean {
   throw configError(`${name} is on or off: give it true or false (1/0, yes/no), got "${raw}"`);
 }
 const asBoolean = booleanOf;
+/** A DNS zone name: letters, digits, `-` and `_` in labels of 1-63 bytes, at least one label, a dot at the end or not. */
+const asZone = (raw: string, name: string) => {
+  const zone = raw.trim().toLowerCase().replace(/\.$/, "");
+  if (!/^[a-z0-9_-]+(\.[a-z0-9_-]+)*$/.test(zone)) throw configError(`${name} must be a domain name such as dnsbl.example.org, got "${raw}"`);
+  try {
+    wireName(zone);
+  } catch (error) {
+    throw configError(`${name}: ${(error as Error).message}`);
+  }
+  return zone;
+};
+const asRiskLevel = (raw: string, name: string) => {
+  const level = tryParseRiskLevel(raw.trim());
+  if (level === null) throw configError(`${name} must be one of ${RISK_LEVELS.join(", ")}, got "${raw}"`);
+  return level;
+};
+/** A comma list of addresses or CIDRs, each normalized. */
+const asCidrList = (raw: string, name: string) => {
+  const items = raw.split(",").map((s) => s.trim()).filter(Boolean);
+  if (items.length === 0) throw configError(`${name} must be a comma-separated list of addresses or CIDRs, got "${raw}"`);
+  return items.map((item) => {
+    const cidr = tryParseCidr(item);
+    if (typeof cidr === "string") throw configError(`${name}: "${item}" is not an address or CIDR (${cidr})`);
+    return cidr.text;
+  });
+};
 
 export const OPTIONS: OptionSpec[] = [
   { key: "host", flag: "--host", env: "ABUSE_INTEL_HOST", help: "address to listen on (default 0.0.0.0)", parse: asHost },
@@ -152,6 +189,12 @@ export const OPTIONS: OptionSpec[] = [
   { key: "pubkey", flag: "--pubkey", env: "ABUSE_INTEL_PUBKEY", help: "the primary's public key: an edge, or serve --snapshot, serves only snapshots signed with it", parse: asString },
   { key: "followEverySeconds", flag: "--every", env: "ABUSE_INTEL_FOLLOW_EVERY", help: "seconds (or 60s, 5m) between an edge's pulls (default 60)", parse: asSeconds },
   { key: "threatWindowReports", flag: "--threat-window-reports", env: "ABUSE_INTEL_THREAT_WINDOW_REPORTS", help: "reports detect-threats keeps in memory at most, about 160 bytes each (default 500000)", parse: asReportCount },
+  { key: "dnsPort", flag: "--dns-port", env: "ABUSE_INTEL_DNS_PORT", help: "answer the DNS blocklist on this UDP and TCP port (default off; 0 picks a free one)", parse: asPort },
+  { key: "dnsHost", flag: "--dns-host", env: "ABUSE_INTEL_DNS_HOST", help: "address the DNS blocklist listens on (default: the --host value)", parse: asHost },
+  { key: "dnsZone", flag: "--dns-zone", env: "ABUSE_INTEL_DNS_ZONE", help: "the DNS blocklist's zone (default dnsbl.abuse-intel.internal)", parse: asZone },
+  { key: "dnsRiskLevel", flag: "--dns-risk-level", env: "ABUSE_INTEL_DNS_RISK_LEVEL", help: "lowest risk level the DNS blocklist lists: LOW, MEDIUM, HIGH (default), CRITICAL", parse: asRiskLevel },
+  { key: "dnsTtl", flag: "--dns-ttl", env: "ABUSE_INTEL_DNS_TTL", help: "TTL of DNS blocklist answers and the SOA minimum, in seconds (default 300)", parse: asIntegerIn(0, 604_800, "a whole number of seconds from 0 to 604800") },
+  { key: "dnsAllow", flag: "--dns-allow", env: "ABUSE_INTEL_DNS_ALLOW", help: "comma-separated CIDRs that may query the DNS blocklist; others get REFUSED (default: any)", parse: asCidrList },
   { key: "metricsToken", flag: "--metrics-token", env: "ABUSE_INTEL_METRICS_TOKEN", help: "require Authorization: Bearer TOKEN on GET /metrics (default: open)", parse: asString },
 ];
 
@@ -182,6 +225,12 @@ export function defaultConfig(): Config {
     pubkey: null,
     followEverySeconds: 60,
     threatWindowReports: DEFAULT_WINDOW_REPORTS,
+    dnsPort: null,
+    dnsHost: null,
+    dnsZone: "dnsbl.abuse-intel.internal",
+    dnsRiskLevel: "HIGH",
+    dnsTtl: 300,
+    dnsAllow: null,
   };
 }
 

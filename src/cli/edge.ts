@@ -22,6 +22,7 @@ import type { VerifyResult } from "../services/snapshots/export";
 import { readPublicKey } from "../services/snapshots/signing";
 import { EdgeCursorFile } from "../store/edge-cursors";
 import { selfCommand } from "./self-command";
+import { type DnsblService, startDnsbl } from "../dns/dnsbl-listener";
 
 /** How long a replaced snapshot stays open for requests that were reading it. */
 const RETIRE_AFTER_MS = 10_000;
@@ -48,6 +49,15 @@ export async function serveEdge(config: Config): Promise<number> {
     readOnlyRefusal(request) ?? errorResponse(new AppError("busy", `This edge has no snapshot from its primary (${url}) yet; see /readyz`), { "retry-after": "5" });
 
   const server = Bun.serve({ hostname: config.host, port: config.port, routes: edgeRoutes, fetch: waiting });
+  // The DNS blocklist answers SERVFAIL until the first snapshot, then from each snapshot served.
+  let dnsbl: DnsblService | null;
+  try {
+    dnsbl = await startDnsbl(config, systemClock, null);
+  } catch (error) {
+    server.stop(true);
+    cursors.close?.();
+    throw error;
+  }
   const follower: SnapshotFollower = new SnapshotFollower({
     url,
     key: config.followKey,
@@ -70,6 +80,7 @@ export async function serveEdge(config: Config): Promise<number> {
       // Built before the swap, so no lookup after it waits for the merged geo table.
       next.enrichment.prepareOwnerRanges();
       server.reload({ ...handlerOptions(next, createApp(next), edgeRoutes) });
+      dnsbl?.use(next);
       const old = current;
       current = next;
       if (old !== null) {
@@ -80,6 +91,7 @@ export async function serveEdge(config: Config): Promise<number> {
       }
     },
   });
+  if (dnsbl !== null) console.log(`abuse-intel answering the ${dnsbl.description}`);
   console.log(`abuse-intel listening on ${listeningUrl(server)} (edge following ${url})`);
   notifyReady(`listening on ${listeningUrl(server)}, following ${url}`);
   if (await follower.resumeFromDisk()) console.error(`edge: serving the snapshot kept from before (made ${follower.state.snapshotCreatedAt}) until the next pull`);
@@ -89,6 +101,7 @@ export async function serveEdge(config: Config): Promise<number> {
     const shutdown = async () => {
       follower.stop();
       server.stop();
+      dnsbl?.stop();
       if (current !== null) {
         await current.stop();
         current.store.close();

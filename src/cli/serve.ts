@@ -14,6 +14,7 @@ import { createSnapshotServices } from "../app/snapshot-services";
 import { ensureInitialAdmin } from "../services/accounts/accounts";
 import { createApp } from "../http/app";
 import { listen, listeningUrl } from "../http/server";
+import { type DnsblService, startDnsbl } from "../dns/dnsbl-listener";
 import { parseArgs } from "./args";
 import { claimDataDir, releaseDataDir } from "./data-dir-lock";
 import { printedOutputIsKeptLog } from "./log-output";
@@ -86,6 +87,15 @@ export const serveCommand: Command = {
       await closeDown();
       throw new AppError("bad_request", `cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`);
     }
+    // The DNS blocklist (contract 17), when --dns-port asks for it: a port in use stops the start, naming it.
+    let dnsbl: DnsblService | null;
+    try {
+      dnsbl = await startDnsbl(config, systemClock, services);
+    } catch (error) {
+      server.stop(true);
+      await closeDown();
+      throw error;
+    }
     // Checkpoints off the event loop: a commit never waits for the log to be copied into the database. Started
     // once the server listens (a worker takes tens of milliseconds to start); until then commits checkpoint as before.
     const checkpointer: Promise<WalCheckpointer | null> =
@@ -100,6 +110,7 @@ export const serveCommand: Command = {
     const stopped = new Promise<void>((resolve) => {
       const shutdown = async () => {
         server.stop();
+        dnsbl?.stop();
         await closeDown(checkpointer);
         resolve();
       };
@@ -107,6 +118,7 @@ export const serveCommand: Command = {
       process.once("SIGTERM", shutdown);
     });
     const from = config.snapshot !== null ? `read-only snapshot ${config.snapshot}` : `data in ${config.dataDir}`;
+    if (dnsbl !== null) console.log(`abuse-intel answering the ${dnsbl.description}`);
     console.log(`abuse-intel listening on ${listeningUrl(server)} (${from})`);
     notifyReady(`listening on ${listeningUrl(server)}`);
     // The merged geo table answers lookups of addresses nobody reported; built now rather than at the first one.

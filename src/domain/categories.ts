@@ -221,6 +221,11 @@ export function categoryFromAbuseIpdb(abuseIpdbNumber: number): Category | null 
   return ABUSEIPDB_CATEGORIES[abuseIpdbNumber - 1].category;
 }
 
+/** Every AbuseIPDB number that maps to a category (`abuseIpdbCategories` of GET /v1/categories): SPAM gives 10, 11, 12. */
+export function abuseIpdbNumbersMappedTo(category: Category): number[] {
+  return ABUSEIPDB_CATEGORIES.filter((a) => a.category === category).map((a) => a.number);
+}
+
 /** AbuseIPDB's own number for a category (GET /v1/categories), null when it has none (MALWARE). */
 export function abuseIpdbNumberOf(category: Category): number | null {
   return DESCRIPTIONS[category].abuseIpdbNumber;

@@ -23,9 +23,9 @@ export interface EdgeProcess {
 }
 
 /** Starts the edge and waits for its listening line; throws with its output when it exits first. */
-export async function startEdge(dataDir: string, primaryUrl: string, pubkey: string): Promise<EdgeProcess> {
+export async function startEdge(dataDir: string, primaryUrl: string, pubkey: string, extraArgs: string[] = []): Promise<EdgeProcess> {
   const proc = Bun.spawn(
-    [process.execPath, MAIN, "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", dataDir, "--follow", primaryUrl, "--follow-key", "aik_primary-admin-key", "--pubkey", pubkey, "--every", "1", "--api-key", EDGE_KEY],
+    [process.execPath, MAIN, "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", dataDir, "--follow", primaryUrl, "--follow-key", "aik_primary-admin-key", "--pubkey", pubkey, "--every", "1", "--api-key", EDGE_KEY, ...extraArgs],
     { stdout: "pipe", stderr: "pipe", env: { ...process.env, ABUSE_INTEL_DATA_DIR: "" } },
   );
   let text = "";

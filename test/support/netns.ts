@@ -3,6 +3,7 @@
 // unless ABUSE_INTEL_FIREWALL_TESTS=required (set by .ci/run, which installs the tools), where they fail instead.
 
 import { spawnSync, type SpawnSyncReturns } from "node:child_process";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 
 export const FIREWALL_TESTS_REQUIRED = process.env.ABUSE_INTEL_FIREWALL_TESTS === "required";
 
@@ -29,8 +30,24 @@ export class NetworkNamespace {
     return ["ip", "netns", "exec", this.name, command, ...args];
   }
 
+  /** Adds `cidr` (e.g. `203.0.113.7/32`) to the namespace's loopback, so a client there can send from it. */
+  addLoopbackAddress(cidr: string): void {
+    const r = this.run("ip", ["addr", "add", cidr, "dev", "lo"]);
+    if (r.status !== 0) throw new Error(`ip addr add ${cidr}: ${r.stderr}`);
+  }
+
+  /**
+   * Points the resolver of every process started in the namespace at `nameserver` (port 53): `ip netns exec`
+   * mounts /etc/netns/NAME/resolv.conf over /etc/resolv.conf. destroy() removes the file.
+   */
+  useNameserver(nameserver: string): void {
+    mkdirSync(`/etc/netns/${this.name}`, { recursive: true });
+    writeFileSync(`/etc/netns/${this.name}/resolv.conf`, `nameserver ${nameserver}\noptions attempts:1 timeout:5\n`);
+  }
+
   destroy(): void {
     spawnSync("ip", ["netns", "delete", this.name]);
+    rmSync(`/etc/netns/${this.name}`, { recursive: true, force: true });
   }
 }
 

@@ -3,7 +3,7 @@
 
 import { Elysia } from "elysia";
 import { BulkInputs } from "../../domain/bulk-inputs";
-import { ABUSEIPDB_CATEGORIES, CATEGORY_INFO } from "../../domain/categories";
+import { abuseIpdbNumbersMappedTo, CATEGORY_INFO } from "../../domain/categories";
 import { AppError } from "../../domain/errors";
 import { tryParseIp, type Ip } from "../../domain/ip";
 import { parsePage } from "../../domain/pagination";
@@ -59,7 +59,7 @@ export function lookupRoutes(services: Services, auth: AuthPlugin) {
     name: c.name,
     description: c.description,
     abuseIpdbCategory: c.abuseIpdbNumber,
-    abuseIpdbCategories: ABUSEIPDB_CATEGORIES.filter((a) => a.category === c.name).map((a) => a.number),
+    abuseIpdbCategories: abuseIpdbNumbersMappedTo(c.name),
   }));
   return new Elysia()
     .use(auth)

@@ -25,6 +25,7 @@ import type { RiskCode } from "../../domain/risk";
 import type { CidrSet } from "../../index/cidr-set";
 import type { ReputationIndex } from "../../index/reputation-index";
 import type { Allowlist } from "../allowlist/allowlist";
+import { entryMatches } from "./membership";
 
 /** The entries of one list, copied out of the index: IPv4 first, then IPv6, each ascending. */
 export interface BlocklistSelection {
@@ -68,10 +69,7 @@ export const needsDetails = (format: BlocklistFormat): boolean => format === "cs
 export function selectBlocklist(index: ReputationIndex, allowlist: CidrSet, filters: BlocklistFilters, options: { details?: boolean } = {}): BlocklistSelection {
   const risk = index.risk;
   const categories = index.categories;
-  const minRisk = filters.minimumRiskCode;
-  const maxScore = filters.maximumScore;
   const score = index.score;
-  const mask = filters.categoriesMask;
   const capacity4 = filters.ipVersion === 6 ? 0 : index.v4.size;
   const capacity6 = filters.ipVersion === 4 ? 0 : index.v6.size;
   let details: SelectionDetails | null = options.details ? detailsOf(capacity4 + capacity6) : null;
@@ -111,8 +109,7 @@ export function selectBlocklist(index: ReputationIndex, allowlist: CidrSet, filt
       const network = cursor.network;
       if (network <= coveredTo) continue;
       slot = cursor.value;
-      if (risk[slot] < minRisk || score[slot] > maxScore) continue;
-      if (mask !== 0 && (categories[slot] & mask) === 0) continue;
+      if (!entryMatches(index, slot, filters)) continue;
       const len = cursor.prefixLength;
       if (len !== 32) coveredTo = network + 2 ** (32 - len) - 1;
       allowlist.eachBlockOutsideV4(network, len, add);
@@ -145,8 +142,7 @@ export function selectBlocklist(index: ReputationIndex, allowlist: CidrSet, filt
       const network = cursor.network;
       if (covering && compareWords(network, coveredTo) <= 0) continue;
       slot = cursor.value;
-      if (risk[slot] < minRisk || score[slot] > maxScore) continue;
-      if (mask !== 0 && (categories[slot] & mask) === 0) continue;
+      if (!entryMatches(index, slot, filters)) continue;
       const len = cursor.prefixLength;
       if (len !== 128) {
         lastOfIpv6Network(network, len, coveredTo);

@@ -109,6 +109,8 @@ export interface Reputation {
   expireDue(): number;
   /** Forgets cached answers (after enrichment data changed). */
   clearCache(): void;
+  /** The listings of networks (or the address itself) around an address, widest first: the detail's `networks`. */
+  networksAround(ip: Ip): NetworkView[];
 }
 
 /** The body of a 5.2 answer is this, the data object, and "}". */
@@ -374,6 +376,7 @@ export function createReputation(deps: {
       return { rows, total };
     },
     expireDue: () => expireDueNow(),
+    networksAround,
     clearCache: () => {
       cache.clear();
       unreported.clear();

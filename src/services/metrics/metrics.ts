@@ -11,6 +11,7 @@ import type { Store } from "../../store/database";
 import type { ReportService } from "../reports/intake";
 import type { Scheduler } from "../scheduled-jobs";
 import type { WebhookDispatcher } from "../webhooks/dispatcher";
+import type { DnsCounters } from "./dns-counters";
 
 /** What the exposition reads from an instance when scraped (every instance's Services has these). */
 export interface MetricsSources {
@@ -152,6 +153,8 @@ function formatValue(value: number): string {
 
 export class Metrics {
   readonly requests = new RequestCounters();
+  /** The DNS blocklist's counters when `serve --dns-port` answers DNS (kept by the listener across an edge's swaps). */
+  dns: DnsCounters | null = null;
   private readonly startedAtMs: number;
   private reads: StoreReads | null | undefined;
 
@@ -167,6 +170,7 @@ export class Metrics {
     this.attempt(() => this.renderStore(out));
     this.attempt(() => this.renderIndex(out));
     this.attempt(() => this.renderJobs(out));
+    this.renderDns(out);
     this.renderProcess(out);
     return out.text();
   }
@@ -265,6 +269,15 @@ export class Metrics {
     for (const j of jobs) out.sample("abuse_intel_job_last_run_failed", j.lastError === null ? 0 : 1, { job: j.name });
     out.family("abuse_intel_job_running", "gauge", "1 while this process runs the job.");
     for (const j of jobs) out.sample("abuse_intel_job_running", j.running ? 1 : 0, { job: j.name });
+  }
+
+  private renderDns(out: Exposition): void {
+    const dns = this.dns;
+    out.family("abuse_intel_dns_queries_total", "counter", "DNS blocklist queries answered, by transport (udp, tcp) and rcode.");
+    for (const s of dns?.series() ?? []) out.sample("abuse_intel_dns_queries_total", s.count, { transport: s.transport, rcode: s.rcode });
+    out
+      .family("abuse_intel_dns_listed_total", "counter", "DNS blocklist answers that said an address is listed (the test point not counted).")
+      .sample("abuse_intel_dns_listed_total", dns?.listed ?? 0);
   }
 
   private renderProcess(out: Exposition): void {

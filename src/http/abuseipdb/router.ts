@@ -76,6 +76,7 @@ export function abuseIpdbRoutes(services: Services): (request: Request) => Promi
     addressChanges: services.addressChanges,
     store: services.store,
     clock: services.clock,
+    retentionDays: services.config.retentionDays,
   });
   const blacklist = new Blacklist({
     index: services.index,
@@ -247,8 +248,8 @@ function errorAnswer(error: unknown, headers: Record<string, string>, outcomes: 
     detail = error.message;
     extra = error.headers ?? {};
     if (error.errorCode === "duplicate_report") {
-      const ip = /reported (\S+) less than/.exec(error.message)?.[1] ?? "";
-      detail = `You can only report the same IP address (\`${ip}\`) once in 15 minutes.`;
+      const [, ip = "", window = "15 minutes"] = /reported (\S+) less than (.+?) ago/.exec(error.message) ?? [];
+      detail = `You can only report the same IP address (\`${ip}\`) once in ${window}.`;
       parameter = "ip";
     } else if (error.errorCode === "validation_failed" || error.errorCode === "bad_request") {
       status = 422;

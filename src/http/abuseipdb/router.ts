@@ -228,7 +228,7 @@ function json(body: unknown, headers: Record<string, string>, status = 200): Res
 }
 
 /** AbuseIPDB's error body for whatever a handler threw; internals of unexpected failures stay hidden. */
-function errorAnswer(error: unknown, headers: Record<string, string>, outcomes: RequestOutcomes): Response {
+export function errorAnswer(error: unknown, headers: Record<string, string>, outcomes?: RequestOutcomes): Response {
   let status: number;
   let detail: string;
   let parameter: string | undefined;
@@ -255,7 +255,7 @@ function errorAnswer(error: unknown, headers: Record<string, string>, outcomes: 
       status = 422;
       parameter = error.details?.[0]?.field;
     }
-    outcomes.failed(error);
+    outcomes?.failed(error);
   } else if (storageError(error) !== null) {
     status = 503;
     detail = storageError(error)!.message;
@@ -263,7 +263,7 @@ function errorAnswer(error: unknown, headers: Record<string, string>, outcomes: 
     status = 422;
     detail = "The request body could not be read as form fields or JSON.";
   } else {
-    outcomes.failed(error);
+    outcomes?.failed(error);
     status = 500;
     detail = "Internal server error.";
   }

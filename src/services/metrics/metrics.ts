@@ -20,6 +20,15 @@ export interface MetricsSources {
   reports: Pick<ReportService, "stats">;
   webhookDispatcher: Pick<WebhookDispatcher, "inFlightCount">;
   scheduler?: Scheduler;
+  /** An edge's forwarding of reports (contract 18), when it takes them. */
+  forwarding?: ForwardingGauges;
+}
+
+/** What an edge's forwarder shows: reports waiting, accepted by the primary, refused by it. */
+export interface ForwardingGauges {
+  queued(): number;
+  forwardedTotal(): number;
+  refusedTotal(): number;
 }
 
 /** Histogram bounds in seconds: lookups answer in well under a millisecond, so the low end is fine-grained. */
@@ -167,6 +176,7 @@ export class Metrics {
     this.attempt(() => this.renderStore(out));
     this.attempt(() => this.renderIndex(out));
     this.attempt(() => this.renderJobs(out));
+    this.attempt(() => this.renderForwarding(out));
     this.renderProcess(out);
     return out.text();
   }
@@ -265,6 +275,16 @@ export class Metrics {
     for (const j of jobs) out.sample("abuse_intel_job_last_run_failed", j.lastError === null ? 0 : 1, { job: j.name });
     out.family("abuse_intel_job_running", "gauge", "1 while this process runs the job.");
     for (const j of jobs) out.sample("abuse_intel_job_running", j.running ? 1 : 0, { job: j.name });
+  }
+
+  private renderForwarding(out: Exposition): void {
+    const forwarding = this.services.forwarding;
+    if (forwarding === undefined) return;
+    out.family("abuse_intel_forward_queue", "gauge", "Reports this edge acknowledged and has not yet handed to its primary.").sample("abuse_intel_forward_queue", forwarding.queued());
+    out.family("abuse_intel_forwarded_total", "counter", "Reports this edge forwarded that the primary accepted (since this process started).").sample("abuse_intel_forwarded_total", forwarding.forwardedTotal());
+    out
+      .family("abuse_intel_forward_refused_total", "counter", "Reports the primary refused (invalid, a duplicate, past retention): recorded, never sent again (since this process started).")
+      .sample("abuse_intel_forward_refused_total", forwarding.refusedTotal());
   }
 
   private renderProcess(out: Exposition): void {

@@ -7,6 +7,8 @@
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Fail2ban, fail2banInstalled, JAIL } from "../support/fail2ban";
+import { join } from "node:path";
+import { runCli } from "./support/binary";
 import { EDGE_KEY, ForwardingPair, OTHER_EDGE_KEY, exactlyOnce, waitFor } from "./support/forwarding";
 
 let pair: ForwardingPair;
@@ -30,7 +32,7 @@ async function burst(n: number): Promise<string[]> {
 }
 
 describe("reports through an edge", () => {
-  test("the edge takes a report before its first snapshot and forwards it; /readyz and /metrics show the queue", async () => {
+  test("the edge takes a report before its first snapshot and forwards it; /readyz shows the queue empty again", async () => {
     const [ip] = await burst(1);
     expect(ip).toBeDefined();
     await waitFor("the report on the primary", () => exactlyOnce(pair.storedCounts(), [ip!]));
@@ -130,6 +132,31 @@ describe("reports through an edge", () => {
     expect(pair.storedCounts().get(ip)).toBe(1);
     expect((await pair.edgeReadiness()).forwardQueue).toBe(0);
   }, 120_000);
+});
+
+describe("an edge serving a snapshot while it forwards", () => {
+  test("its own queued reports do not change its answers until a snapshot brings them; /api/v2/report answers the snapshot's score", async () => {
+    await pair.snapshotOnPrimary();
+    const lookup = async (ip: string) => {
+      const res = await fetch(`${pair.edgeUrl}/v1/ip/${ip}/reputation`, { headers: { "x-api-key": EDGE_KEY } });
+      return res.status === 200 ? ((await res.json()) as { data: { totalReports: number } }).data.totalReports : null;
+    };
+    const ip = freshIp();
+    await waitFor("the edge serving a snapshot", () => lookup(ip));
+    const v2 = await fetch(`${pair.edgeUrl}/api/v2/report`, { method: "POST", headers: { Key: EDGE_KEY }, body: new URLSearchParams({ ip, categories: "18,22" }) });
+    expect(v2.status).toBe(200);
+    expect(((await v2.json()) as { data: unknown }).data).toEqual({ ipAddress: ip, abuseConfidenceScore: 0 });
+    await waitFor("the reports on the primary", () => (pair.storedCounts().get(ip) === 2 ? true : null));
+    expect(await lookup(ip)).toBe(0);
+    await pair.snapshotOnPrimary();
+    expect(await waitFor("the next snapshot on the edge", async () => ((await lookup(ip)) === 2 ? true : null))).toBe(true);
+  }, 120_000);
+
+  test("a second process on the edge's data directory is refused", async () => {
+    const second = await runCli(pair.edgeSandbox, ["serve", "--host", "127.0.0.1", "--port", "0", "--follow", pair.primaryUrl, "--follow-key", pair.adminKey, "--forward-key", pair.adminKey, "--pubkey", join(pair.primarySandbox.dir, "primary.pub"), "--api-key", EDGE_KEY]);
+    expect(second.code).toBe(2);
+    expect(second.stderr).toContain("already running");
+  }, 60_000);
 });
 
 describe("the queue's bound", () => {

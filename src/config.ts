@@ -54,6 +54,12 @@ export interface Config {
   dnsTtl: number;
   /** Normalized CIDRs allowed to ask; null: any. */
   dnsAllow: string[] | null;
+  /** An edge: the primary's API key its queued reports are forwarded with (contract 18); null: writes refused. */
+  forwardKey: string | null;
+  /** An edge: reports its forward queue holds at most (contract 18). */
+  forwardQueueMax: number;
+  /** The duplicate rule's window in ms (contract 18; default 15 minutes; 0 turns the rule off). */
+  duplicateWindowMs: number;
 }
 
 interface OptionSpec {
@@ -107,6 +113,13 @@ const asSeconds = (raw: string, name: string) => {
     throw configError(`${name} must be a duration from 1 s to 24 days (60, 60s, 5m, 576h), got "${raw}"`);
   }
   return n;
+};
+/** A duration of 0 (off) up to a day: `900`, `900s`, `15m`, `1h`; in ms. */
+const asWindowMs = (raw: string, name: string) => {
+  const match = /^(\d+(?:\.\d+)?)(s|m|h)?$/.exec(raw.trim());
+  const n = match ? Number(match[1]) * (match[2] === "m" ? 60 : match[2] === "h" ? 3600 : 1) : Number.NaN;
+  if (!Number.isFinite(n) || n > 86_400) throw configError(`${name} must be a duration from 0 (off) to 24h (900, 900s, 15m), got "${raw}"`);
+  return Math.round(n * 1000);
 };
 const asReportCount = asIntegerIn(1000, 100_000_000, "a whole number of reports from 1000 to 100000000");
 const asSyncMode = (raw: string, name: string) => {
@@ -196,6 +209,9 @@ export const OPTIONS: OptionSpec[] = [
   { key: "dnsTtl", flag: "--dns-ttl", env: "ABUSE_INTEL_DNS_TTL", help: "TTL of DNS blocklist answers and the SOA minimum, in seconds (default 300)", parse: asIntegerIn(0, 604_800, "a whole number of seconds from 0 to 604800") },
   { key: "dnsAllow", flag: "--dns-allow", env: "ABUSE_INTEL_DNS_ALLOW", help: "comma-separated CIDRs that may query the DNS blocklist; others get REFUSED (default: any)", parse: asCidrList },
   { key: "metricsToken", flag: "--metrics-token", env: "ABUSE_INTEL_METRICS_TOKEN", help: "require Authorization: Bearer TOKEN on GET /metrics (default: open)", parse: asString },
+  { key: "forwardKey", flag: "--forward-key", env: "ABUSE_INTEL_FORWARD_KEY", help: "an edge takes reports and forwards them to its primary with this API key (credited to its account)", parse: asString },
+  { key: "forwardQueueMax", flag: "--forward-queue-max", env: "ABUSE_INTEL_FORWARD_QUEUE_MAX", help: "reports an edge's forward queue holds at most (default 1000000)", parse: asIntegerIn(1, 1_000_000_000, "a whole number of reports from 1 to 1000000000") },
+  { key: "duplicateWindowMs", flag: "--duplicate-window", env: "ABUSE_INTEL_DUPLICATE_WINDOW", help: "how long before a reporter may report the same address again (default 15m; 0 turns it off)", parse: asWindowMs },
 ];
 
 export const JOB_SCHEDULE_ENV_PREFIX = "ABUSE_INTEL_SCHEDULE_";
@@ -231,6 +247,9 @@ export function defaultConfig(): Config {
     dnsRiskLevel: "HIGH",
     dnsTtl: 300,
     dnsAllow: null,
+    forwardKey: null,
+    forwardQueueMax: 1_000_000,
+    duplicateWindowMs: 15 * 60_000,
   };
 }
 

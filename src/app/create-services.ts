@@ -194,7 +194,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   housekeeping.unref?.();
   stoppers.push(() => clearInterval(housekeeping));
   const onEventQueued = () => webhookDispatcher.nudge();
-  const reports = new ReportService({ store, clock, scorer, changes: addressChanges, onEventQueued });
+  const reports = new ReportService({ store, clock, scorer, changes: addressChanges, onEventQueued, duplicateWindowMs: config.duplicateWindowMs });
   const reportStates = new ReportStateService({ store, clock, scorer, params: scoring, changes: addressChanges, onEventQueued });
   const credits = new CreditService(store);
   // Reports still queued for the group commit are written before the store closes.

@@ -14,7 +14,7 @@ import type { Principal } from "../domain/principal";
 import { resolveThreatThresholds } from "../domain/threat-patterns";
 import { Credentials, type CredentialsDeps } from "../services/accounts/credentials";
 import type { Services } from "../services/services";
-import { Metrics } from "../services/metrics/metrics";
+import { type ForwardingGauges, Metrics } from "../services/metrics/metrics";
 import { BlocklistService } from "../services/blocklists/blocklist";
 import { openSnapshot, type OpenedSnapshot } from "../services/snapshots/sources";
 import { ThreatService } from "../services/threats/threats";
@@ -98,6 +98,8 @@ export interface SnapshotServiceOptions {
   clock?: Clock;
   /** The bouncers' cursors, when they must outlive these services (an edge's swaps); default: their own, in memory. */
   bouncerCursors?: CursorKeeper;
+  /** An edge that takes reports: its forward queue, for /metrics. */
+  forwarding?: ForwardingGauges;
 }
 
 export interface SnapshotServices extends Services {
@@ -168,6 +170,7 @@ export async function createSnapshotServices(options: SnapshotServiceOptions): P
       }),
       isReady: () => true,
       stop: async () => {},
+      forwarding: options.forwarding,
     } as Omit<SnapshotServices, "metrics"> as SnapshotServices;
     services.metrics = new Metrics(services);
     return services;

@@ -1,15 +1,26 @@
-// `abuse-intel serve --follow URL`: a read-only edge (contract section 16). It answers from the last good signed
+// `abuse-intel serve --follow URL`: an edge (contract sections 16 and 18). It answers from the last good signed
 // snapshot of its primary, swapping a new one in with `server.reload` so no request is dropped; until the first
-// one arrives, lookups answer 503 and /readyz is not 200; writes always answer 503 read_only. Its own clients use
-// the keys given with --api-key, as with `serve --snapshot`. Its bouncers' decision cursors outlive every swap and
-// restart, in <data-dir>/edge/bouncer-cursors.sqlite.
+// one arrives, lookups answer 503 and /readyz is not 200. With --forward-key it takes reports, queues them durably
+// in <data-dir>/edge/forward-queue.sqlite and forwards them to the primary (also before its first snapshot);
+// without it, writes answer 503 read_only. Its own clients use the keys given with --api-key, as with
+// `serve --snapshot`. Its bouncers' decision cursors outlive every swap and restart, in
+// <data-dir>/edge/bouncer-cursors.sqlite. It claims its data directory as a server does (one process a directory:
+// two edges forwarding one queue would send every report twice).
 
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../config";
+import type { Ip } from "../domain/ip";
 import { systemClock } from "../domain/clock";
 import { AppError } from "../domain/errors";
-import { createSnapshotServices } from "../app/snapshot-services";
+import { createSnapshotServices, StaticKeyCredentials } from "../app/snapshot-services";
+import { edgeReportRoutes } from "../http/edge-reports";
+import { EdgeIntake } from "../services/edge/forward-intake";
+import { Forwarder } from "../services/edge/forwarder";
+import type { ForwardingGauges } from "../services/metrics/metrics";
+import { confidenceOf } from "../services/abuseipdb/wire";
+import { ForwardQueueFile } from "../store/forward-queue";
+import { claimDataDir, releaseDataDir } from "./data-dir-lock";
 import { createApp } from "../http/app";
 import { errorResponse } from "../http/errors";
 import { readOnlyRefusal } from "../http/read-only";
@@ -37,14 +48,16 @@ export async function serveEdge(config: Config): Promise<number> {
   const publicKey = readPublicKey(config.pubkey);
   const directory = join(config.dataDir, "edge");
   mkdirSync(directory, { recursive: true, mode: 0o700 });
+  claimDataDir(config.dataDir);
   const cursors = openCursors(join(directory, "bouncer-cursors.sqlite"));
   let current: Services | null = null;
+  const forwarding = config.forwardKey === null ? null : startForwarding(config, url, directory, (ip) => (current === null ? 0 : confidenceOf(current.reputation.scoreOf(ip))));
 
   const readyz = () => {
     const { ready, body } = follower.readiness();
-    return Response.json(body, { status: ready ? 200 : 503 });
+    return Response.json(forwarding === null ? body : { ...body, ...forwarding.readiness() }, { status: ready ? 200 : 503 });
   };
-  const edgeRoutes = { "/readyz": readyz, "/healthz": () => Response.json({ success: true, status: "ok" }) };
+  const edgeRoutes = { "/readyz": readyz, "/healthz": () => Response.json({ success: true, status: "ok" }), ...(forwarding?.routes ?? {}) };
   const waiting = (request: Request) =>
     readOnlyRefusal(request) ?? errorResponse(new AppError("busy", `This edge has no snapshot from its primary (${url}) yet; see /readyz`), { "retry-after": "5" });
 
@@ -76,7 +89,7 @@ export async function serveEdge(config: Config): Promise<number> {
       }
     },
     async onSnapshot(path) {
-      const next = await createSnapshotServices({ config: { ...config, snapshot: path }, clock: systemClock, bouncerCursors: cursors });
+      const next = await createSnapshotServices({ config: { ...config, snapshot: path }, clock: systemClock, bouncerCursors: cursors, forwarding: forwarding?.gauges });
       // Built before the swap, so no lookup after it waits for the merged geo table.
       next.enrichment.prepareOwnerRanges();
       server.reload({ ...handlerOptions(next, createApp(next), edgeRoutes) });
@@ -96,6 +109,7 @@ export async function serveEdge(config: Config): Promise<number> {
   notifyReady(`listening on ${listeningUrl(server)}, following ${url}`);
   if (await follower.resumeFromDisk()) console.error(`edge: serving the snapshot kept from before (made ${follower.state.snapshotCreatedAt}) until the next pull`);
   follower.start(config.followEverySeconds * 1000);
+  forwarding?.forwarder.start();
 
   await new Promise<void>((resolve) => {
     const shutdown = async () => {
@@ -107,6 +121,8 @@ export async function serveEdge(config: Config): Promise<number> {
         current.store.close();
       }
       cursors.close?.();
+      await forwarding?.close();
+      releaseDataDir(config.dataDir);
       resolve();
     };
     process.once("SIGINT", shutdown);
@@ -123,4 +139,55 @@ function openCursors(path: string): CursorKeeper {
     console.error(`edge: bouncers' cursors are kept in memory only (${path}: ${(error as Error).message})`);
     return new MemoryCursors();
   }
+}
+
+/** How many refused reports /readyz lists. */
+const REFUSED_SHOWN = 5;
+
+/** The queue, its intake and routes, and the forwarder of an edge started with --forward-key. */
+function startForwarding(config: Config, url: string, directory: string, confidence: (ip: Ip) => number) {
+  const queue = new ForwardQueueFile(join(directory, "forward-queue.sqlite"));
+  const forwarder: Forwarder = new Forwarder({
+    queue,
+    url,
+    key: config.forwardKey as string,
+    clock: systemClock,
+    onSettled: (n) => intake.forwarded(n),
+    log: (line) => console.error(line),
+  });
+  const intake = new EdgeIntake({
+    queue,
+    clock: systemClock,
+    duplicateWindowMs: config.duplicateWindowMs,
+    queueMax: config.forwardQueueMax,
+    onQueued: () => forwarder.nudge(),
+  });
+  const routes = edgeReportRoutes({
+    intake,
+    credentials: new StaticKeyCredentials(config.apiKeys.filter((k) => k.length > 0)),
+    retentionDays: config.retentionDays,
+    now: () => systemClock.now(),
+    confidenceOf: confidence,
+  });
+  const gauges: ForwardingGauges = {
+    queued: () => intake.queuedCount,
+    forwardedTotal: () => forwarder.status.forwardedTotal,
+    refusedTotal: () => forwarder.status.refusedTotal,
+  };
+  if (intake.queuedCount > 0) console.error(`edge: ${intake.queuedCount} reports queued from before are forwarded to ${url}`);
+  return {
+    routes,
+    gauges,
+    forwarder,
+    readiness: () => ({
+      forwardQueue: intake.queuedCount,
+      lastForwardError: forwarder.status.lastForwardError,
+      forwardRefused: queue.lastRefused(REFUSED_SHOWN).map((r) => ({ ...r, refusedAt: new Date(r.refusedAt).toISOString() })),
+    }),
+    async close() {
+      await forwarder.stop();
+      intake.flush();
+      queue.close();
+    },
+  };
 }

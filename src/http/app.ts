@@ -15,6 +15,7 @@ import { authRoutes } from "./routes/auth";
 import { keyRoutes } from "./routes/keys";
 import { adminUserRoutes } from "./routes/admin-users";
 import { reportRoutes } from "./routes/reports";
+import { forwardedReportRoutes } from "./routes/forwarded-reports";
 import { webhookRoutes } from "./routes/webhooks";
 import { jobRoutes } from "./routes/jobs";
 import { threatRoutes } from "./routes/threats";
@@ -43,6 +44,7 @@ export function createApp(services: Services) {
     .use(keyRoutes(services, auth))
     .use(adminUserRoutes(services, auth))
     .use(reportRoutes(services, auth))
+    .use(forwardedReportRoutes(services, auth))
     .use(webhookRoutes(services, auth))
     .use(jobRoutes(services, auth))
     .use(threatRoutes(services, auth))

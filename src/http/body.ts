@@ -30,6 +30,8 @@ const SCANNED_JSON_RULES = new Map<string, BodyRule>([
 const SPECIAL_RULES: { prefix: string; rule: BodyRule }[] = [
   // A feed's list, up to 64 MiB: read only for an administrator.
   { prefix: "/v1/admin/feeds/", rule: { types: ["text/plain"], limit: 64 * 1024 * 1024, readFor: "admin" } },
+  // An edge's batch of forwarded reports: up to 1,000 reports with their evidence (contract 18).
+  { prefix: "/v1/reports/forwarded", rule: { types: ["application/json"], limit: 32 * 1024 * 1024, readFor: "key" } },
 ];
 
 export function bodyRuleFor(path: string): BodyRule {

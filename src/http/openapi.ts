@@ -17,6 +17,7 @@ import { lookupsPaths } from "./routes/lookups.openapi";
 import { blocklistPaths } from "./routes/blocklist.openapi";
 import { threatsPaths } from "./routes/threats.openapi";
 import { reportsPaths } from "./routes/reports.openapi";
+import { forwardedReportsPaths } from "./routes/forwarded-reports.openapi";
 import { webhooksPaths } from "./routes/webhooks.openapi";
 import { adminUsersPaths } from "./routes/admin-users.openapi";
 import { allowlistPaths } from "./routes/allowlist.openapi";
@@ -39,7 +40,7 @@ routes are 404; an unexpected failure is 500 \`internal_error\`.`;
 
 /** Every route module's operations, in the order the docs page lists them. */
 function paths(): Record<string, Record<string, Operation>> {
-  return { ...healthPaths, ...metricsPaths, ...docsPaths, ...authPaths, ...keysPaths, ...lookupsPaths, ...blocklistPaths, ...threatsPaths, ...reportsPaths, ...webhooksPaths, ...adminUsersPaths, ...allowlistPaths, ...feedsPaths, ...jobsPaths, ...snapshotsPaths };
+  return { ...healthPaths, ...metricsPaths, ...docsPaths, ...authPaths, ...keysPaths, ...lookupsPaths, ...blocklistPaths, ...threatsPaths, ...reportsPaths, ...forwardedReportsPaths, ...webhooksPaths, ...adminUsersPaths, ...allowlistPaths, ...feedsPaths, ...jobsPaths, ...snapshotsPaths };
 }
 
 export function buildOpenApiDocument(): OpenApiDocument {

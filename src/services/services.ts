@@ -21,7 +21,7 @@ import type { IndexSync } from "./changes/index-sync";
 import type { Enrichment } from "./enrichment/enrichment";
 import type { Feeds } from "./feeds/feeds";
 import type { Reputation } from "./lookups/reputation";
-import type { Metrics } from "./metrics/metrics";
+import type { ForwardingGauges, Metrics } from "./metrics/metrics";
 import type { CreditService } from "./reports/credits";
 import type { ReportService } from "./reports/intake";
 import type { AddressScorer } from "./reports/scorer";
@@ -96,5 +96,7 @@ export interface Services {
   isReady(): boolean;
   /** Stops timers and background work; the caller closes the store. */
   stop(): Promise<void>;
+  /** An edge that takes reports: its forward queue (contract 18). */
+  forwarding?: ForwardingGauges;
 }
 

@@ -121,5 +121,14 @@ export const embeddedMigrations: EmbeddedMigration[] = [
     "bps": true,
     "folderMillis": 1795731814579,
     "hash": "fba7be5dc98838e07f98fa4d762e3d8928683923a4d4e6fb4f9d0a69699555cf"
+  },
+  {
+    "tag": "0006_forwarded-reports",
+    "sql": [
+      "CREATE TABLE `forwarded_reports` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`user_id` integer NOT NULL,\n\t`result` text NOT NULL,\n\t`created_at` integer NOT NULL\n);\n"
+    ],
+    "bps": true,
+    "folderMillis": 1795941057461,
+    "hash": "1640b768516bf65a2efc827a22945ffa004349980682fef0cfaf0c0aee26f25e"
   }
 ];

@@ -432,3 +432,15 @@ export const schemaTables = {
   jobRuns,
   meta,
 };
+
+/**
+ * Reports an edge forwarded (contract 18), by the id the edge gave each: a forwarded id is stored at most once, so
+ * a batch sent again after a lost answer creates nothing and gets its first results (`result`, JSON) again.
+ */
+export const forwardedReports = sqliteTable("forwarded_reports", {
+  id: text("id").primaryKey(),
+  /** The forward key's account the report was credited to. */
+  userId: integer("user_id").notNull(),
+  result: text("result").notNull(),
+  createdAt: integer("created_at").notNull(),
+});

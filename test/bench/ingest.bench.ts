@@ -8,17 +8,14 @@
 // Run: npx bun test/bench/ingest.bench.ts [--addresses N] [--seconds S] [--rounds R] [--binary] [--cpu-prof DIR]
 
 import { Database } from "bun:sqlite";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createServices } from "../../src/app/create-services";
-import { defaultConfig } from "../../src/config";
-import { systemClock } from "../../src/domain/clock";
-import { hashPassword } from "../../src/services/accounts/passwords";
 import { databasePath, inTransaction, openStore } from "../../src/store/database";
 import { prepareLookupData } from "./support/lookup-data";
+import { makeReporters, newAddress, ReportRequests, runReports as runReportsWith } from "./support/report-load";
 import { startServer, stopServer, type ServerProcess as Server } from "./support/server-process";
-import { cpuMicros, runWrk, type WrkResult } from "./support/wrk";
+import { cpuMicros, type WrkResult } from "./support/wrk";
 
 const TARGET_REPORTS_PER_SECOND = 10_000;
 const TARGET_P99_MS = 20;
@@ -28,7 +25,6 @@ const CONNECTIONS = 64;
 const REPORTERS = 64;
 /** Requests prepared per second of a round: more than the server can take, so wrk never sends one twice. */
 const PREPARED_PER_SECOND = 30_000;
-const CATEGORIES = ["SSH", "BRUTE_FORCE", "PORT_SCAN", "WEB_ATTACK"];
 
 function argNumber(name: string, fallback: number): number {
   const at = process.argv.indexOf(name);
@@ -42,38 +38,13 @@ const USE_BINARY = process.argv.includes("--binary");
 /** `--cpu-prof DIR`: the server writes a CPU profile there when it stops. */
 const PROFILE_DIR = process.argv.includes("--cpu-prof") ? process.argv[process.argv.indexOf("--cpu-prof") + 1]! : null;
 const root = join(import.meta.dir, "..", "..");
-/** One run of wrk sending each line of `requestsFile` once; per second counts the 2xx answers only. */
-async function runReports(url: string, requestsFile: string, seconds: number): Promise<WrkResult> {
-  const result = await runWrk({ url, scriptArgs: ["reports", "/v1/ip/report", requestsFile], connections: CONNECTIONS, seconds, core: LOAD_CORE });
-  result.perSecond = (result.requests - result.status) / (result.durationUs / 1e6);
-  return result;
-}
+const runReports = (url: string, requestsFile: string, seconds: number) => runReportsWith(url, requestsFile, { seconds, connections: CONNECTIONS, core: LOAD_CORE });
 
 /** Reports accepted and group commits so far, from the server's /metrics. */
 async function commitCounts(url: string): Promise<{ reports: number; batches: number }> {
   const text = await (await fetch(`${url}/metrics`)).text();
   const sample = (name: string) => Number(new RegExp(`^${name} (\\d+)`, "m").exec(text)?.[1] ?? Number.NaN);
   return { reports: sample("abuse_intel_reports_accepted_total"), batches: sample("abuse_intel_report_batches_total") };
-}
-
-/** The n-th new address: in 10.0.0.0/8, distinct for every n below 2^24. */
-function newAddress(n: number): string {
-  return `10.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
-}
-
-/** Reporters (pro tier: rate limiting counts and heads every answer) with access tokens, made before the server starts. */
-async function makeReporters(dataDir: string): Promise<string[]> {
-  const store = openStore(dataDir);
-  const services = await createServices({ config: { ...defaultConfig(), dataDir, syncMode: "normal" }, clock: systemClock, store });
-  const hash = await hashPassword("bench password 1234");
-  const tokens: string[] = [];
-  for (let i = 0; i < REPORTERS; i++) {
-    const user = services.accounts.insert({ email: `reporter${i}@example.test`, tier: "pro", role: "user", dailyLimit: null }, hash);
-    tokens.push((await services.credentials.issueToken(user)).accessToken);
-  }
-  await services.stop();
-  store.close();
-  return tokens;
 }
 
 /** Batched raw INSERTs of report rows into the same schema, durable (synchronous=FULL), `batchSize` per commit. */
@@ -112,28 +83,14 @@ const ms = (us: number) => (us / 1000).toFixed(2);
 async function main() {
   const setupStart = performance.now();
   const data = await prepareLookupData(ADDRESSES, 0);
-  const tokens = await makeReporters(data.dataDir);
+  const { tokens } = await makeReporters(data.dataDir, REPORTERS);
   const work = mkdtempSync(join(tmpdir(), "abuse-intel-bench-ingest-"));
   let server: Server | null = null;
   try {
     // One request file per run (warm-up, rounds), each report once: alternately a stored address (rescoring a
     // row that exists) and a new one, reporters in turn.
-    const stored = new Set(data.reported);
-    let nextStored = 0;
-    let nextNew = 0;
-    const requestFile = (name: string, count: number) => {
-      const lines: string[] = [];
-      for (let i = 0; i < count; i++) {
-        let ip: string;
-        if (i % 2 === 0 && nextStored < data.reported.length) ip = data.reported[nextStored++]!;
-        else while (stored.has((ip = newAddress(nextNew++))));
-        const n = nextStored + nextNew;
-        lines.push(`${tokens[n % REPORTERS]}\t${JSON.stringify({ ip, category: CATEGORIES[n & 3], severity: (n % 5) + 1, description: "benchmark" })}`);
-      }
-      const file = join(work, name);
-      writeFileSync(file, lines.join("\n") + "\n");
-      return file;
-    };
+    const requests = new ReportRequests(work, data.reported);
+    const requestFile = (name: string, count: number) => requests.file(name, count, tokens);
     const warmupFile = requestFile("warmup.txt", PREPARED_PER_SECOND * 2);
     const roundFiles = Array.from({ length: ROUNDS }, (_, r) => requestFile(`round${r}.txt`, PREPARED_PER_SECOND * SECONDS));
 

@@ -76,6 +76,7 @@ export function abuseIpdbRoutes(services: Services): (request: Request) => Promi
     addressChanges: services.addressChanges,
     store: services.store,
     clock: services.clock,
+    retentionDays: services.config.retentionDays,
   });
   const blacklist = new Blacklist({
     index: services.index,
@@ -227,7 +228,7 @@ function json(body: unknown, headers: Record<string, string>, status = 200): Res
 }
 
 /** AbuseIPDB's error body for whatever a handler threw; internals of unexpected failures stay hidden. */
-function errorAnswer(error: unknown, headers: Record<string, string>, outcomes: RequestOutcomes): Response {
+export function errorAnswer(error: unknown, headers: Record<string, string>, outcomes?: RequestOutcomes): Response {
   let status: number;
   let detail: string;
   let parameter: string | undefined;
@@ -247,14 +248,14 @@ function errorAnswer(error: unknown, headers: Record<string, string>, outcomes: 
     detail = error.message;
     extra = error.headers ?? {};
     if (error.errorCode === "duplicate_report") {
-      const ip = /reported (\S+) less than/.exec(error.message)?.[1] ?? "";
-      detail = `You can only report the same IP address (\`${ip}\`) once in 15 minutes.`;
+      const [, ip = "", window = "15 minutes"] = /reported (\S+) less than (.+?) ago/.exec(error.message) ?? [];
+      detail = `You can only report the same IP address (\`${ip}\`) once in ${window}.`;
       parameter = "ip";
     } else if (error.errorCode === "validation_failed" || error.errorCode === "bad_request") {
       status = 422;
       parameter = error.details?.[0]?.field;
     }
-    outcomes.failed(error);
+    outcomes?.failed(error);
   } else if (storageError(error) !== null) {
     status = 503;
     detail = storageError(error)!.message;
@@ -262,7 +263,7 @@ function errorAnswer(error: unknown, headers: Record<string, string>, outcomes: 
     status = 422;
     detail = "The request body could not be read as form fields or JSON.";
   } else {
-    outcomes.failed(error);
+    outcomes?.failed(error);
     status = 500;
     detail = "Internal server error.";
   }

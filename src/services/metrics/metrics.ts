@@ -21,6 +21,15 @@ export interface MetricsSources {
   reports: Pick<ReportService, "stats">;
   webhookDispatcher: Pick<WebhookDispatcher, "inFlightCount">;
   scheduler?: Scheduler;
+  /** An edge's forwarding of reports (contract 18), when it takes them. */
+  forwarding?: ForwardingGauges;
+}
+
+/** What an edge's forwarder shows: reports waiting, accepted by the primary, refused by it. */
+export interface ForwardingGauges {
+  queued(): number;
+  forwardedTotal(): number;
+  refusedTotal(): number;
 }
 
 /** Histogram bounds in seconds: lookups answer in well under a millisecond, so the low end is fine-grained. */
@@ -171,6 +180,7 @@ export class Metrics {
     this.attempt(() => this.renderIndex(out));
     this.attempt(() => this.renderJobs(out));
     this.renderDns(out);
+    this.attempt(() => this.renderForwarding(out));
     this.renderProcess(out);
     return out.text();
   }
@@ -278,6 +288,16 @@ export class Metrics {
     out
       .family("abuse_intel_dns_listed_total", "counter", "DNS blocklist answers that said an address is listed (the test point not counted).")
       .sample("abuse_intel_dns_listed_total", dns?.listed ?? 0);
+  }
+
+  private renderForwarding(out: Exposition): void {
+    const forwarding = this.services.forwarding;
+    if (forwarding === undefined) return;
+    out.family("abuse_intel_forward_queue", "gauge", "Reports this edge acknowledged and has not yet handed to its primary.").sample("abuse_intel_forward_queue", forwarding.queued());
+    out.family("abuse_intel_forwarded_total", "counter", "Reports this edge forwarded that the primary accepted (since this process started).").sample("abuse_intel_forwarded_total", forwarding.forwardedTotal());
+    out
+      .family("abuse_intel_forward_refused_total", "counter", "Reports the primary refused (invalid, a duplicate, past retention): recorded, never sent again (since this process started).")
+      .sample("abuse_intel_forward_refused_total", forwarding.refusedTotal());
   }
 
   private renderProcess(out: Exposition): void {

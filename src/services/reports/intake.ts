@@ -22,8 +22,9 @@ import { AddressChanges, AddressChangePublisher } from "../changes/address-chang
 import type { AddressScorer } from "./scorer";
 import { type BalanceAfterRow, CREDITS_FOR_ACCEPTED_REPORT, CreditLedger } from "./credits";
 import { enqueueEvent } from "../webhooks/outbox";
+import { type ForwardedResult, firstForwardedResults, forwardedReportStatements } from "../../store/forwarded-reports";
 
-/** The same reporter may report the same address again only after this long. */
+/** The same reporter may report the same address again only after this long (default; `--duplicate-window`). */
 export const DUPLICATE_WINDOW_MS = 15 * 60_000;
 /** A batch this large is written at once instead of waiting for the next macrotask. */
 export const DEFAULT_MAX_BATCH = 256;
@@ -47,6 +48,14 @@ export interface ReportAccepted {
 export interface SubmitOptions {
   /** Default "api". */
   source?: ReportSource;
+  /** The report's own time (an AbuseIPDB timestamp, checked by the caller), else it is dated on arrival. */
+  atMs?: number;
+  /**
+   * Forwarded by an edge (contract 18): the edge's id of each report (one per input). Each id is stored once with
+   * its first result, in the same transaction; a submission whose ids were stored before is rejected with
+   * AlreadyForwarded carrying those results, and a duplicate's refusal is stored too.
+   */
+  forwardIds?: readonly string[];
 }
 
 export interface ReportServiceDeps {
@@ -60,6 +69,8 @@ export interface ReportServiceDeps {
   maxBatch?: number;
   /** How long a batch may wait for another process's write lock (default BUSY_GIVE_UP_MS). */
   busyGiveUpMs?: number;
+  /** The duplicate rule's window (default DUPLICATE_WINDOW_MS; 0: no rule). */
+  duplicateWindowMs?: number;
 }
 
 interface Queued {
@@ -67,7 +78,11 @@ interface Queued {
   /** One report, or several about the same address (an /api/v2 report with several categories): one duplicate check. */
   inputs: readonly ReportInput[];
   source: ReportSource;
+  /** The report's time: its own, or its arrival. */
   atMs: number;
+  /** Its arrival: when it is credited and its address rescored. */
+  nowMs: number;
+  forwardIds: readonly string[] | undefined;
   /** performance.now() of the first write attempt that found the database busy, else null. */
   busySince: number | null;
   resolve(accepted: ReportAccepted[]): void;
@@ -99,6 +114,9 @@ export class ReportService {
   private readonly maxBatch: number;
   private readonly ledger: CreditLedger;
   private readonly stmt;
+  private readonly forwarded;
+  /** The duplicate rule's window in ms; 0 when there is no rule. */
+  readonly duplicateWindowMs: number;
 
   private queue: Queued[] = [];
   private flushScheduled = false;
@@ -120,6 +138,8 @@ export class ReportService {
     this.busyGiveUpMs = deps.busyGiveUpMs ?? BUSY_GIVE_UP_MS;
     this.ledger = new CreditLedger(deps.store);
     this.stmt = reportIntakeStatements(deps.store.sqlite);
+    this.forwarded = forwardedReportStatements(deps.store.sqlite);
+    this.duplicateWindowMs = deps.duplicateWindowMs ?? DUPLICATE_WINDOW_MS;
   }
 
 
@@ -142,7 +162,10 @@ export class ReportService {
   }
 
   private enqueue(reporterId: number, inputs: readonly ReportInput[], options: SubmitOptions, resolve: (a: ReportAccepted[]) => void, reject: (e: unknown) => void): void {
-    this.queue.push({ reporterId, inputs, source: options.source ?? "api", atMs: Math.trunc(this.clock.now()), busySince: null, resolve, reject });
+    const nowMs = Math.trunc(this.clock.now());
+    const atMs = options.atMs === undefined ? nowMs : Math.min(Math.trunc(options.atMs), nowMs);
+    if (options.forwardIds !== undefined && options.forwardIds.length !== inputs.length) throw new Error("one forward id per report");
+    this.queue.push({ reporterId, inputs, source: options.source ?? "api", atMs, nowMs, forwardIds: options.forwardIds, busySince: null, resolve, reject });
     if (this.busyRetry !== null) return;
     if (this.queue.length >= this.maxBatch) {
       this.flush();
@@ -268,7 +291,7 @@ export class ReportService {
     const totals = this.ledger.totalsOfRows();
     // The duplicate rule: each reporter's last report of the address, stored or earlier in this batch.
     let cutoff = Number.POSITIVE_INFINITY;
-    for (const q of batch) cutoff = Math.min(cutoff, q.atMs - DUPLICATE_WINDOW_MS);
+    for (const q of batch) cutoff = Math.min(cutoff, q.atMs - this.duplicateWindowMs);
     const stored = this.stmt.lastReportsAt.all(JSON.stringify(batch.map((q) => [q.reporterId, q.inputs[0]!.ip.text])), cutoff);
     const inBatch = new Map<string, number>();
     for (let i = 0; i < batch.length; i++) {
@@ -280,13 +303,17 @@ export class ReportService {
         inBatch.set(key, Math.max(earlier, q.atMs));
         for (const w of ws) {
           written.push(w);
-          w.balance = totals.add(q.reporterId, CREDITS_FOR_ACCEPTED_REPORT, q.atMs, { accepted: 1 });
+          w.balance = totals.add(q.reporterId, CREDITS_FOR_ACCEPTED_REPORT, q.nowMs, { accepted: 1 });
         }
         results[i] = ws.map((w) => w.accepted);
         ok[i] = true;
       } catch (error) {
         if (error instanceof ReportWriteFailed) throw error;
         results[i] = error;
+        // A refusal of a forwarded report is its result too: the same batch sent again gets it again.
+        if (q.forwardIds !== undefined && error instanceof AppError && error.errorCode === "duplicate_report") {
+          for (const id of q.forwardIds) this.recordForwarded(q, { id, status: "refused", code: error.errorCode, message: error.message });
+        }
       }
     }
     totals.move();
@@ -305,17 +332,22 @@ export class ReportService {
   private write(q: Queued, last: number, careful: boolean): Written[] {
     const { inputs, atMs } = q;
     const ip = inputs[0].ip;
-    if (last > atMs - DUPLICATE_WINDOW_MS) throw duplicateReport(ip, last + DUPLICATE_WINDOW_MS - atMs);
+    if (q.forwardIds !== undefined) {
+      const first = firstForwardedResults(this.forwarded, q.forwardIds);
+      if (first.length > 0) throw new AlreadyForwarded(first);
+    }
+    const window = this.duplicateWindowMs;
+    if (window > 0 && last > atMs - window) throw duplicateReport(ip, last + window - q.nowMs, window);
     if (!careful) {
       try {
-        return inputs.map((input) => this.writeOne(q, input));
+        return this.writeAll(q);
       } catch (error) {
         throw new ReportWriteFailed(error);
       }
     }
     this.stmt.savepoint.run();
     try {
-      const written = inputs.map((input) => this.writeOne(q, input));
+      const written = this.writeAll(q);
       this.stmt.release.run();
       return written;
     } catch (error) {
@@ -323,6 +355,19 @@ export class ReportService {
       this.stmt.release.run();
       throw error;
     }
+  }
+
+  /** The submission's reports, and for forwarded ones their ids with the results. */
+  private writeAll(q: Queued): Written[] {
+    const written = q.inputs.map((input) => this.writeOne(q, input));
+    if (q.forwardIds !== undefined) {
+      for (let k = 0; k < written.length; k++) this.recordForwarded(q, { id: q.forwardIds[k]!, status: "accepted", reportId: written[k]!.accepted.reportId });
+    }
+    return written;
+  }
+
+  private recordForwarded(q: Queued, result: ForwardedResult): void {
+    this.forwarded.record.run(result.id, q.reporterId, JSON.stringify(result), q.nowMs);
   }
 
   /** The report, its first transition and its ledger row (the credit totals move once per batch). */
@@ -334,13 +379,14 @@ export class ReportService {
         .lastInsertRowid,
     );
     this.stmt.insertTransition.run(reportId, atMs, reporterId, q.source);
-    this.ledger.recordRow(reporterId, CREDITS_FOR_ACCEPTED_REPORT, "report_accepted", reportId, atMs);
+    this.ledger.recordRow(reporterId, CREDITS_FOR_ACCEPTED_REPORT, "report_accepted", reportId, q.nowMs);
     return {
       ip,
       reporterId,
       reportId,
       category: input.category,
       atMs,
+      nowMs: q.nowMs,
       balance: NO_BALANCE,
       accepted: {
         reportId: String(reportId),
@@ -364,9 +410,9 @@ export class ReportService {
     const latest = new Map<string, Written>();
     for (const w of written) {
       const seen = latest.get(w.ip.text);
-      if (seen === undefined || w.atMs > seen.atMs) latest.set(w.ip.text, w);
+      if (seen === undefined || w.nowMs > seen.nowMs) latest.set(w.ip.text, w);
     }
-    const addresses = [...latest.values()].map((w) => ({ ip: w.ip, nowMs: w.atMs }));
+    const addresses = [...latest.values()].map((w) => ({ ip: w.ip, nowMs: w.nowMs }));
     const records = this.scorer.rescoreAll(addresses);
     const confidence = new Map<string, number>();
     for (let i = 0; i < addresses.length; i++) {
@@ -393,6 +439,8 @@ interface Written {
   reportId: number;
   category: Category;
   atMs: number;
+  /** Its arrival (the time its address is scored at). */
+  nowMs: number;
   /** The reporter's balance right after this report's credit, once the batch's totals have moved. */
   balance: BalanceAfterRow;
   accepted: ReportAccepted;
@@ -414,12 +462,24 @@ class ReportWriteFailed extends Error {
   }
 }
 
-/** 429 duplicate_report with Retry-After: whole seconds until the 15 minutes have passed (at least 1). */
-export function duplicateReport(ip: Ip, remainingMs: number): AppError {
+/** A forwarded submission whose ids were stored before: its first results, given again. */
+export class AlreadyForwarded extends Error {
+  constructor(readonly results: readonly ForwardedResult[]) {
+    super("forwarded before");
+  }
+}
+
+/** How a duplicate window reads in a message: "15 minutes", "90 seconds". */
+export function windowText(windowMs: number): string {
+  return windowMs % 60_000 === 0 ? `${windowMs / 60_000} minute${windowMs === 60_000 ? "" : "s"}` : `${Math.round(windowMs / 1000)} seconds`;
+}
+
+/** 429 duplicate_report with Retry-After: whole seconds until the window has passed (at least 1). */
+export function duplicateReport(ip: Ip, remainingMs: number, windowMs = DUPLICATE_WINDOW_MS): AppError {
   const seconds = Math.max(1, Math.ceil(remainingMs / 1000));
   return new AppError(
     "duplicate_report",
-    `You reported ${ip.text} less than 15 minutes ago; the same address can be reported again in ${seconds} s`,
+    `You reported ${ip.text} less than ${windowText(windowMs)} ago; the same address can be reported again in ${seconds} s`,
     { headers: { "retry-after": String(seconds) } },
   );
 }

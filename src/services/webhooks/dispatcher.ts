@@ -10,6 +10,7 @@
 
 import { DeliveryTables, type DueDelivery } from "../../store/webhook-deliveries";
 import { DeliverySlots } from "./delivery-slots";
+import { PassTimer } from "../outbox/pass-timer";
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../../domain/clock";
 import { isoTime } from "../../domain/clock";
@@ -95,8 +96,7 @@ export class WebhookDispatcher {
   private readonly outcomes: AttemptOutcome[] = [];
   private readonly abandon = new AbortController();
   private readonly counters: DispatchSummary = { events: 0, deliveriesCreated: 0, attempts: 0, delivered: 0, retried: 0, failed: 0 };
-  private timer: ReturnType<typeof setInterval> | null = null;
-  private nudged = false;
+  private readonly passes: PassTimer;
   private flushScheduled = false;
   private stopped = false;
   private pausedUntil = 0;
@@ -110,19 +110,17 @@ export class WebhookDispatcher {
     this.clock = deps.clock;
     this.options = { ...DEFAULT_DISPATCHER_OPTIONS, ...options };
     this.slots = new DeliverySlots(this.options);
+    this.passes = new PassTimer(() => this.pump(), this.options.intervalMs);
   }
 
   /** Starts the background timer (the server does; CLI commands and tests that drive tick() do not). */
   start(): void {
-    if (this.stopped || this.timer) return;
-    this.timer = setInterval(() => this.pump(), this.options.intervalMs);
-    // The timer alone must not keep a process alive: the server's listener does that.
-    (this.timer as { unref?: () => void }).unref?.();
-    this.nudge();
+    if (this.stopped) return;
+    this.passes.start();
   }
 
   get running(): boolean {
-    return this.timer !== null;
+    return this.passes.running;
   }
 
   /** How many attempts are under way right now. */
@@ -135,12 +133,7 @@ export class WebhookDispatcher {
    * goes out without waiting for the timer. Does nothing unless the timer runs.
    */
   nudge(): void {
-    if (!this.timer || this.nudged) return;
-    this.nudged = true;
-    setImmediate(() => {
-      this.nudged = false;
-      this.pump();
-    });
+    this.passes.nudge();
   }
 
   /**
@@ -177,8 +170,7 @@ export class WebhookDispatcher {
    */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+    this.passes.stop();
     this.abandon.abort();
     await Promise.all([...this.inFlight.values()].map((f) => f.done));
     // Attempts not written yet (the store was locked) are written now, waiting for the lock the busy timeout.

@@ -18,8 +18,9 @@ import { jobsCommand } from "./cli/jobs";
 import { snapshotCommand } from "./cli/snapshot";
 import { checkCommand } from "./cli/check";
 import { blocklistCommand } from "./cli/blocklist";
+import { firewallCommand } from "./cli/firewall";
 
-const commands: Command[] = [serveCommand, userCommand, keyCommand, importCommand, allowCommand, feedCommand, geoCommand, jobsCommand, snapshotCommand, checkCommand, blocklistCommand, bouncerCommand, doctorCommand, backupCommand, restoreCommand];
+const commands: Command[] = [serveCommand, userCommand, keyCommand, importCommand, allowCommand, feedCommand, geoCommand, jobsCommand, snapshotCommand, checkCommand, blocklistCommand, bouncerCommand, firewallCommand, doctorCommand, backupCommand, restoreCommand];
 
 function usage(): string {
   return [

@@ -1,0 +1,83 @@
+// The ipset side of a firewall sync (contract 19): hash:net sets SET and SET6. The download is streamed into one
+// `ipset restore` that fills the staging sets SET.next and SET6.next as entries arrive; only once the list is
+// known to be complete are the swap and destroy lines written, so a cut download (or this process dying) leaves
+// the live sets as they were and the staging sets to be emptied by the next sync.
+
+import { ipsetAddPrefix, type IpsetNames, ipsetStagingLines, ipsetSwapLines, liveSetCreateArgs, stagingName } from "../../domain/firewall/ipset-script";
+import { countMissing, emptyFamilySets, type FamilySets, type KernelSets, type ListIntake } from "./kernel-sets";
+import { oneLine, runTool, ToolProcess } from "./tool-process";
+
+/** Bytes of `add` lines gathered before they are written to ipset's stdin. */
+const WRITE_BATCH = 256 * 1024;
+
+export class IpsetSets implements KernelSets {
+  private held: FamilySets | null = null;
+
+  constructor(
+    private readonly names: IpsetNames,
+    private readonly ipset = "ipset",
+  ) {}
+
+  begin(): ListIntake {
+    const next = emptyFamilySets();
+    const prefix = { 4: ipsetAddPrefix(this.names, 4), 6: ipsetAddPrefix(this.names, 6) };
+    let tool: ToolProcess | null = null;
+    let pending = "";
+    // Started by the first entry, so a pull that fails before any costs no kernel work.
+    const started = (): ToolProcess => {
+      if (tool === null) {
+        this.createMissingLiveSets();
+        tool = ToolProcess.start([this.ipset, "restore"]);
+        tool.write(ipsetStagingLines(this.names));
+      }
+      return tool;
+    };
+    return {
+      entry: (v, e) => {
+        next[v].add(e);
+        pending += prefix[v] + e + "\n";
+      },
+      afterChunk: async () => {
+        if (pending.length < WRITE_BATCH) return;
+        const t = started();
+        t.write(pending);
+        pending = "";
+        await t.flush();
+      },
+      commit: async (entries) => {
+        const held = this.held;
+        this.held = null;
+        const t = started();
+        t.write(pending + ipsetSwapLines(this.names));
+        try {
+          await t.finish();
+        } catch (error) {
+          this.destroyStaging();
+          throw error;
+        }
+        this.held = next;
+        if (held === null) return { entries, added: null, removed: null, how: "replaced" };
+        return { entries, added: countMissing(next, held), removed: countMissing(held, next), how: "replaced" };
+      },
+      abandon: async () => {
+        if (tool === null) return;
+        await tool.kill();
+        this.destroyStaging();
+      },
+    };
+  }
+
+  private createMissingLiveSets(): void {
+    for (const v of [4, 6] as const) {
+      if (runTool([this.ipset, "list", "-name", this.names[v]]).code === 0) continue;
+      const created = runTool([this.ipset, ...liveSetCreateArgs(this.names, v)]);
+      if (created.code !== 0) throw new Error(`ipset create ${this.names[v]} failed: ${oneLine(created.stderr)}`);
+    }
+  }
+
+  /** A staging set left by a sync that did not complete (the live sets are untouched). */
+  private destroyStaging(): void {
+    for (const v of [4, 6] as const) runTool([this.ipset, "destroy", stagingName(this.names[v])]);
+  }
+}
+

@@ -161,3 +161,48 @@ describe.skipIf(!ready)("firewall sync against the appliance, in a network names
     expect(ns!.run("ipset", ["list", "-n"]).stdout).toBe(setsBefore);
   }, 120_000);
 });
+
+describe.skipIf(!ready)("firewall sync against an appliance that answers badly, in the network namespace", () => {
+  const PORT = 18081;
+  let server: ReturnType<typeof Bun.spawn> | null = null;
+  beforeAll(async () => {
+    server = Bun.spawn(ns!.command(process.execPath, [join(import.meta.dir, "../support/broken-appliance.ts"), String(PORT)]), { stdout: "pipe", stderr: "ignore" });
+    const reader = (server.stdout as ReadableStream<Uint8Array>).getReader();
+    const first = await reader.read();
+    if (!new TextDecoder().decode(first.value).includes("listening")) throw new Error("the broken appliance did not start");
+  }, 30_000);
+  afterAll(async () => {
+    server?.kill("SIGKILL");
+    await server?.exited;
+  });
+
+  for (const mode of ["nft", "ipset"] as const) {
+    test(`${mode}: a cut body, a dropped connection, an HTML page, a 502, a pull past --timeout each exit 1 and leave the sets whole`, async () => {
+      const targetArgs = mode === "nft" ? ["--nft", "broken/blocklist"] : ["--ipset", "broken"];
+      const target = mode === "nft" ? ({ kind: "nft", table: "broken", set: "blocklist" } as const) : ({ kind: "ipset", set: "broken" } as const);
+      const listed = ["10.0.0.0", "10.0.78.254", "192.0.2.1", "198.51.100.0", "198.51.100.200", "203.0.113.9", "2001:db8::1", "2001:db8:1::77"];
+      const args = (path: string) => ["--url", `http://127.0.0.1:${PORT}/${path}`, "--key", "any", ...targetArgs, "--once", "--timeout", "3s"];
+      const whole = await syncOnce(ns!, args("whole"));
+      expect(whole).toMatchObject({ code: 0, stderr: "" });
+      expect(whole.stdout).toContain("20005 entries");
+      for (const ip of listed) expect(kernelHolds(ns!, target, ip)).toBe(true);
+      const reasons: Record<string, RegExp> = {
+        cut: /cut short/,
+        reset: /failed/,
+        html: /not an? (nft|ipset) blocklist/,
+        error: /answered 502/,
+        stall: /took longer than --timeout \(3 s\)/,
+      };
+      for (const [path, reason] of Object.entries(reasons)) {
+        const r = await syncOnce(ns!, args(path));
+        expect({ path, code: r.code }).toEqual({ path, code: 1 });
+        expect(r.stderr).toMatch(reason);
+        expect(r.stderr).toContain("failed, the sets are left as they were");
+        // (`nft get element` reads the whole set back: a few addresses each time, all of them at the end.)
+        for (const ip of ["192.0.2.1", "2001:db8:1::77"]) expect({ path, ip, held: kernelHolds(ns!, target, ip) }).toEqual({ path, ip, held: true });
+      }
+      for (const ip of listed) expect(kernelHolds(ns!, target, ip)).toBe(true);
+      if (mode === "ipset") expect(ns!.run("ipset", ["list", "-n"]).stdout).not.toContain(".next");
+    }, 120_000);
+  }
+});

@@ -45,6 +45,10 @@ export class SyncLoop {
     return this.out.split("\n").filter((l) => l.startsWith("firewall sync: ") && !l.includes("stopped"));
   }
 
+  get pid(): number {
+    return this.proc.pid;
+  }
+
   get exitCode(): number | null {
     return this.proc.exitCode;
   }

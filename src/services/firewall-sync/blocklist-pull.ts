@@ -18,10 +18,10 @@ export interface PullSettings {
 export type PullResult = { changed: false } | { changed: true; etag: string | null; entries: number };
 
 /**
- * Pulls the list; entries go to `onEntry` as they arrive, and `afterChunk` is awaited after each piece of the
+ * Pulls the list; entries go to `sink` as they arrive, and `afterChunk` is awaited after each piece of the
  * body (the ipset writer's back-pressure). Throws when the pull fails or the body is not a complete list.
  */
-export async function pullBlocklist(settings: PullSettings, etag: string | null, onEntry: EntrySink, afterChunk: () => Promise<void>): Promise<PullResult> {
+export async function pullBlocklist(settings: PullSettings, etag: string | null, sink: EntrySink, afterChunk: () => Promise<void>): Promise<PullResult> {
   const query = new URLSearchParams({ format: settings.format });
   if (settings.riskLevel !== null) query.set("riskLevel", settings.riskLevel);
   if (settings.categories !== null) query.set("category", settings.categories);
@@ -33,7 +33,7 @@ export async function pullBlocklist(settings: PullSettings, etag: string | null,
     if (res.status === 304) return { changed: false };
     if (res.status !== 200) throw new Error(`the appliance answered ${res.status}: ${(await res.text()).slice(0, 200).replace(/\s+/g, " ")}`);
     if (res.body === null) throw new Error("the appliance answered 200 with no body");
-    const reader = new BlocklistBodyReader(settings.format, onEntry);
+    const reader = new BlocklistBodyReader(settings.format, sink);
     for await (const chunk of res.body) {
       reader.push(chunk);
       await afterChunk();

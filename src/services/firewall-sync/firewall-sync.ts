@@ -27,12 +27,13 @@ export class FirewallSync {
     const intake = this.sets.begin();
     let pulled: Awaited<ReturnType<typeof pullBlocklist>>;
     try {
-      pulled = await pullBlocklist(this.settings, this.etag, intake.entry, intake.afterChunk);
+      pulled = await pullBlocklist(this.settings, this.etag, intake, () => intake.afterChunk());
     } catch (error) {
       await intake.abandon();
       return this.failed(`the pull failed: ${(error as Error).message}`);
     }
     if (!pulled.changed) return { ok: true, line: `firewall sync: ${this.target}: unchanged (304), nothing to do, in ${took()}` };
+    const pullTook = took();
     let applied: Applied;
     try {
       applied = await intake.commit(pulled.entries);
@@ -41,7 +42,7 @@ export class FirewallSync {
       return this.failed((error as Error).message);
     }
     this.etag = pulled.etag;
-    return { ok: true, line: `firewall sync: ${this.target}: ${describeApplied(applied)} in ${took()}` };
+    return { ok: true, line: `firewall sync: ${this.target}: ${describeApplied(applied)} in ${took()} (the pull ${pullTook})` };
   }
 
   private failed(reason: string): SyncReport {

@@ -3,15 +3,17 @@
 // known to be complete are the swap and destroy lines written, so a cut download (or this process dying) leaves
 // the live sets as they were and the staging sets to be emptied by the next sync.
 
+import { ChunkWriter } from "../../domain/blocklist/chunk-writer";
+import { changesOf, entryDifference, EntryList } from "../../domain/firewall/entry-list";
 import { ipsetAddPrefix, type IpsetNames, ipsetStagingLines, ipsetSwapLines, liveSetCreateArgs, stagingName } from "../../domain/firewall/ipset-script";
-import { countMissing, emptyFamilySets, type FamilySets, type KernelSets, type ListIntake } from "./kernel-sets";
+import type { KernelSets, ListIntake } from "./kernel-sets";
 import { oneLine, runTool, ToolProcess } from "./tool-process";
 
 /** Bytes of `add` lines gathered before they are written to ipset's stdin. */
 const WRITE_BATCH = 256 * 1024;
 
 export class IpsetSets implements KernelSets {
-  private held: FamilySets | null = null;
+  private held: EntryList | null = null;
 
   constructor(
     private readonly names: IpsetNames,
@@ -19,11 +21,12 @@ export class IpsetSets implements KernelSets {
   ) {}
 
   begin(): ListIntake {
-    const next = emptyFamilySets();
-    const prefix = { 4: ipsetAddPrefix(this.names, 4), 6: ipsetAddPrefix(this.names, 6) };
+    const next = new EntryList();
+    const prefix4 = ipsetAddPrefix(this.names, 4);
+    const prefix6 = ipsetAddPrefix(this.names, 6);
+    const out = new ChunkWriter(WRITE_BATCH);
     let tool: ToolProcess | null = null;
-    let pending = "";
-    // Started by the first entry, so a pull that fails before any costs no kernel work.
+    // Started by the first piece of entries, so a pull that fails before any costs no kernel work.
     const started = (): ToolProcess => {
       if (tool === null) {
         this.createMissingLiveSets();
@@ -33,22 +36,34 @@ export class IpsetSets implements KernelSets {
       return tool;
     };
     return {
-      entry: (v, e) => {
-        next[v].add(e);
-        pending += prefix[v] + e + "\n";
+      ipv4(value, prefixLength) {
+        next.ipv4(value, prefixLength);
+        out.ascii(prefix4);
+        out.ipv4(value);
+        if (prefixLength !== 32) {
+          out.byte(47);
+          out.uint(prefixLength);
+        }
+        out.byte(10);
+      },
+      ipv6(text) {
+        next.ipv6(text);
+        out.ascii(prefix6);
+        out.ascii(text);
+        out.byte(10);
       },
       afterChunk: async () => {
-        if (pending.length < WRITE_BATCH) return;
+        if (!out.full) return;
         const t = started();
-        t.write(pending);
-        pending = "";
+        t.write(out.take());
         await t.flush();
       },
       commit: async (entries) => {
         const held = this.held;
         this.held = null;
         const t = started();
-        t.write(pending + ipsetSwapLines(this.names));
+        out.ascii(ipsetSwapLines(this.names));
+        t.write(out.take());
         try {
           await t.finish();
         } catch (error) {
@@ -56,8 +71,8 @@ export class IpsetSets implements KernelSets {
           throw error;
         }
         this.held = next;
-        if (held === null) return { entries, added: null, removed: null, how: "replaced" };
-        return { entries, added: countMissing(next, held), removed: countMissing(held, next), how: "replaced" };
+        const changes = held === null ? { added: null, removed: null } : changesOf(entryDifference(held, next));
+        return { entries, ...changes, how: "replaced" };
       },
       abandon: async () => {
         if (tool === null) return;
@@ -80,4 +95,3 @@ export class IpsetSets implements KernelSets {
     for (const v of [4, 6] as const) runTool([this.ipset, "destroy", stagingName(this.names[v])]);
   }
 }
-

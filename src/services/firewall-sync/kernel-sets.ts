@@ -3,7 +3,6 @@
 // the live sets exactly as they were.
 
 import type { EntrySink } from "../../domain/firewall/blocklist-body";
-import type { IpVersion } from "../../domain/ip";
 
 export interface Applied {
   entries: number;
@@ -14,8 +13,7 @@ export interface Applied {
   how: "replaced" | "difference" | "unchanged";
 }
 
-export interface ListIntake {
-  entry: EntrySink;
+export interface ListIntake extends EntrySink {
   /** Awaited after each piece of the body. */
   afterChunk(): Promise<void>;
   /** The list was complete: puts it in the live sets in one step, or throws and leaves them as they were. */
@@ -26,16 +24,4 @@ export interface ListIntake {
 
 export interface KernelSets {
   begin(): ListIntake;
-}
-
-/** The entries of both families, in the order they came. */
-export type FamilySets = Record<IpVersion, Set<string>>;
-export const emptyFamilySets = (): FamilySets => ({ 4: new Set(), 6: new Set() });
-export const sizeOf = (s: FamilySets): number => s[4].size + s[6].size;
-
-/** How many entries of `from` are not in `inside`. */
-export function countMissing(from: FamilySets, inside: FamilySets): number {
-  let n = 0;
-  for (const v of [4, 6] as const) for (const e of from[v]) if (!inside[v].has(e)) n++;
-  return n;
 }

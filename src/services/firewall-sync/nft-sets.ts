@@ -9,10 +9,9 @@
 import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { changesOf, entryDifference, EntryList } from "../../domain/firewall/entry-list";
 import { type NftNames, nftDifferenceScript, nftReplaceScript } from "../../domain/firewall/nft-script";
-import { setDifference } from "../../domain/firewall/set-difference";
-import type { IpVersion } from "../../domain/ip";
-import { type Applied, countMissing, emptyFamilySets, type FamilySets, type KernelSets, type ListIntake, sizeOf } from "./kernel-sets";
+import type { Applied, KernelSets, ListIntake } from "./kernel-sets";
 import { ToolProcess } from "./tool-process";
 
 /** Above this many entries held, a whole replace is faster than a difference with nft 1.0.6 (measured). */
@@ -20,7 +19,7 @@ export const NFT_DIFFERENCE_LIMIT = 50_000;
 
 export class NftSets implements KernelSets {
   /** What the sets hold, when this process knows it. */
-  private held: FamilySets | null = null;
+  private held: EntryList | null = null;
 
   constructor(
     private readonly names: NftNames,
@@ -29,48 +28,45 @@ export class NftSets implements KernelSets {
   ) {}
 
   begin(): ListIntake {
-    const next = emptyFamilySets();
+    const next = new EntryList();
     return {
-      entry: (v, e) => void next[v].add(e),
+      ipv4: (value, prefixLength) => next.ipv4(value, prefixLength),
+      ipv6: (text) => next.ipv6(text),
       afterChunk: async () => {},
       commit: (entries) => this.commit(next, entries),
       abandon: async () => {},
     };
   }
 
-  private async commit(next: FamilySets, entries: number): Promise<Applied> {
+  private async commit(next: EntryList, entries: number): Promise<Applied> {
     const held = this.held;
     this.held = null;
-    if (held !== null && sizeOf(held) <= this.differenceLimit) {
-      const d4 = setDifference(held[4], next[4]);
-      const d6 = setDifference(held[6], next[6]);
-      const added = d4.added.length + d6.added.length;
-      const removed = d4.removed.length + d6.removed.length;
-      if (added + removed === 0) {
-        this.held = next;
-        return { entries, added, removed, how: "unchanged" };
-      }
+    const difference = held === null ? null : entryDifference(held, next);
+    const changes = difference === null ? { added: null, removed: null } : changesOf(difference);
+    if (difference !== null && (changes.added ?? 0) + (changes.removed ?? 0) === 0) {
+      this.held = next;
+      return { entries, ...changes, how: "unchanged" };
+    }
+    if (difference !== null && (held as EntryList).size <= this.differenceLimit) {
       try {
-        await this.run(nftDifferenceScript(this.names, { 4: d4.added, 6: d6.added }, { 4: d4.removed, 6: d6.removed }));
+        await this.run(nftDifferenceScript(this.names, difference));
         this.held = next;
-        return { entries, added, removed, how: "difference" };
+        return { entries, ...changes, how: "difference" };
       } catch {
         // The sets do not hold what this process wrote (someone changed them): the transaction changed nothing,
         // and a whole replace puts them right.
       }
     }
-    await this.run(nftReplaceScript(this.names, { 4: [...next[4]], 6: [...next[6]] } as Record<IpVersion, string[]>));
+    await this.run(nftReplaceScript(this.names, next));
     this.held = next;
-    if (held === null) return { entries, added: null, removed: null, how: "replaced" };
-    const added = countMissing(next, held);
-    return { entries, added, removed: countMissing(held, next), how: "replaced" };
+    return { entries, ...changes, how: "replaced" };
   }
 
   /**
    * Runs a script from a private file, not a pipe: `nft -f -` would commit a script cut short by this process
    * dying (an end of input between statements is a valid script), and a cut replacement empties the sets.
    */
-  private async run(script: Iterable<string>): Promise<void> {
+  private async run(script: Iterable<Uint8Array>): Promise<void> {
     const dir = mkdtempSync(join(tmpdir(), "abuse-intel-nft-"));
     const file = join(dir, "sync.nft");
     try {
@@ -80,8 +76,7 @@ export class NftSets implements KernelSets {
       } finally {
         closeSync(fd);
       }
-      const tool = ToolProcess.start([this.nft, "-f", file]);
-      await tool.finish();
+      await ToolProcess.start([this.nft, "-f", file]).finish();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

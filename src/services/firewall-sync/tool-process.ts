@@ -23,10 +23,10 @@ export class ToolProcess {
   }
 
   /** Queues text for the tool; a tool that has exited makes later writes no-ops (its exit status tells why). */
-  write(text: string): void {
+  write(data: string | Uint8Array): void {
     if (this.broken !== null) return;
     try {
-      this.stdin.write(text);
+      this.stdin.write(data);
     } catch (error) {
       this.broken = error as Error;
     }

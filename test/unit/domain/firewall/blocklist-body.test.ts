@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { type BlocklistEntry, arrayCursor, renderToString } from "../../../../src/domain/blocklist/formats";
 import { blocklistFilters } from "../../../../src/domain/blocklist/query";
 import { BlocklistBodyReader, type PulledFormat } from "../../../../src/domain/firewall/blocklist-body";
-import { type Ipv6, parseCidr } from "../../../../src/domain/ip";
+import { formatIpv4, type Ipv6, parseCidr } from "../../../../src/domain/ip";
 
 const entry = (text: string): BlocklistEntry => {
   const c = parseCidr(text);
@@ -24,7 +24,10 @@ function render(format: PulledFormat, entries = LISTED): string {
 function read(format: PulledFormat, body: string | Uint8Array, step = 7): { entries: string[]; count: number } | string {
   const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
   const entries: string[] = [];
-  const reader = new BlocklistBodyReader(format, (v, e) => entries.push(`${v} ${e}`));
+  const reader = new BlocklistBodyReader(format, {
+    ipv4: (value, prefixLength) => entries.push(`4 ${formatIpv4(value)}${prefixLength === 32 ? "" : `/${prefixLength}`}`),
+    ipv6: (text) => entries.push(`6 ${text}`),
+  });
   try {
     for (let i = 0; i < bytes.length; i += step) reader.push(bytes.subarray(i, i + step));
     return { entries, count: reader.end() };
@@ -60,6 +63,13 @@ describe.each(["nft", "ipset"] as const)("the %s format", (format) => {
     expect(read(format, body.replace(": 5 entries", ": 6 entries"))).toContain("announces 6 entries, the body holds 5");
     const hostile = format === "nft" ? body.replace("\t203.0.113.9,", "\t203.0.113.9 } ; flush ruleset ; add element inet x y { 1.1.1.1,") : body.replace("add abuse_intel_v4_next 203.0.113.9", "add abuse_intel_v4_next 203.0.113.9 -exist\nflush decoy");
     expect(read(format, hostile)).toMatch(/holds no IPv4 address|not part of/);
+    for (const bad of ["256.1.1.1", "1.2.3", "01.2.3.4", "1.2.3.4/33", "1.2.3.4/24", "1.2.3.4/", "1.2.3.4/08", "1.2.3.4 ", "1.2.3.4.5"]) {
+      const line = format === "nft" ? `\t${bad},` : `add abuse_intel_v4_next ${bad}`;
+      const swapped = body.replace(format === "nft" ? "\t203.0.113.9," : "add abuse_intel_v4_next 203.0.113.9", line);
+      expect({ bad, result: read(format, swapped) }).toEqual({ bad, result: expect.stringContaining("holds no IPv4 address") });
+    }
+    const v6 = body.replace(format === "nft" ? "\t2001:db8::1," : "add abuse_intel_v6_next 2001:db8::1", format === "nft" ? "\t2001:db8::1 },{ 1.2.3.4," : "add abuse_intel_v6_next 2001:db8::1 -exist");
+    expect(read(format, v6)).toContain("holds no IPv6 address");
   });
 });
 

@@ -91,7 +91,7 @@ describe.skipIf(!ready)("firewall sync against the appliance, in a network names
         for (const ip of [other, "198.51.100.0", "198.51.100.77", "198.51.100.255", "2001:db8:1::5", "2001:db8:2::", "2001:db8:2:ffff::1"]) expect(holds(ip)).toBe(true);
         for (const ip of ["192.0.2.200", "198.51.101.0", "2001:db8:1::6", "2001:db8:3::1"]) expect(holds(ip)).toBe(false);
         await until("the first sync's line", () => loop.syncLines().length > 0, context);
-        expect(loop.syncLines()[0]).toMatch(/^firewall sync: .*: 7 entries, .* in \d+\.\d+ s \(the pull \d+\.\d+ s\)$/);
+        expect(loop.syncLines()[0]).toMatch(/^firewall sync: .*: 7 entries, .* in \d+\.\d+ s \(the pull \d+\.\d+ s, the appliance's answer began after \d+\.\d+ s\)$/);
 
         const critical = `192.0.2.${mode === "nft" ? 41 : 42}`;
         reportCritical(critical);
@@ -121,7 +121,7 @@ describe.skipIf(!ready)("firewall sync against the appliance, in a network names
         // --once with the right key (from the environment) prints its one line and exits 0.
         const once = await syncOnce(ns!, ["--url", APPLIANCE_URL, ...targetArgs, "--risk-level", "HIGH", "--once"], { ABUSE_INTEL_SYNC_KEY: key });
         expect(once.code).toBe(0);
-        expect(once.stdout).toMatch(/^firewall sync: .*: 7 entries, .* in \d+\.\d+ s \(the pull \d+\.\d+ s\)\n$/);
+        expect(once.stdout).toMatch(/^firewall sync: .*: 7 entries, .* in \d+\.\d+ s \(the pull \d+\.\d+ s, the appliance's answer began after \d+\.\d+ s\)\n$/);
 
         // SIGTERM ends the loop; the sets stay in place.
         expect(await loop.signal("SIGTERM")).toBe(0);

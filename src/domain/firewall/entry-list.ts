@@ -49,6 +49,73 @@ export function writeIpv4Key(w: ChunkWriter, key: number): void {
   }
 }
 
+/**
+ * The IPv4 entries as the fewest intervals: neighbours (an address or network that begins where the previous
+ * one ends) joined, as nft's interval sets take them (`a.b.c.d-e.f.g.h`). Each element costs nft and the kernel
+ * the same whatever it spans, so runs of neighbours (scanners in one hosting range) cost one element each.
+ */
+export interface Ipv4Ranges {
+  firsts: Uint32Array;
+  lasts: Uint32Array;
+  count: number;
+}
+
+export function ipv4Ranges(list: EntryList): Ipv4Ranges {
+  const keys = list.ipv4Keys();
+  const firsts = new Uint32Array(keys.length);
+  const lasts = new Uint32Array(keys.length);
+  let count = 0;
+  for (const key of keys) {
+    const prefixLength = key % 64;
+    const first = (key - prefixLength) / 64;
+    const last = first + 2 ** (32 - prefixLength) - 1;
+    // Neighbours join; so do overlaps, which the appliance never sends (a covered address is left out) but which
+    // nft would refuse.
+    if (count > 0 && first <= lasts[count - 1] + 1) lasts[count - 1] = Math.max(lasts[count - 1], last);
+    else {
+      firsts[count] = first;
+      lasts[count] = last;
+      count++;
+    }
+  }
+  return { firsts, lasts, count };
+}
+
+/** Writes an interval as nft takes it: `a.b.c.d` for one address, else `a.b.c.d-e.f.g.h`. */
+export function writeIpv4Range(w: ChunkWriter, first: number, last: number): void {
+  w.ipv4(first);
+  if (last !== first) {
+    w.byte(45); // "-"
+    w.ipv4(last);
+  }
+}
+
+/** The intervals of `b` that `a` does not have, and those of `a` that `b` does not (each as [first, last]). */
+export function rangeDifference(a: Ipv4Ranges, b: Ipv4Ranges): { added: [number, number][]; removed: [number, number][] } {
+  const added: [number, number][] = [];
+  const removed: [number, number][] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.count || j < b.count) {
+    if (j >= b.count || (i < a.count && (a.firsts[i] < b.firsts[j] || (a.firsts[i] === b.firsts[j] && a.lasts[i] !== b.lasts[j])))) {
+      removed.push([a.firsts[i], a.lasts[i]]);
+      // The same first with another last: the new interval is added in its turn.
+      if (j < b.count && a.firsts[i] === b.firsts[j]) {
+        added.push([b.firsts[j], b.lasts[j]]);
+        j++;
+      }
+      i++;
+    } else if (i >= a.count || b.firsts[j] < a.firsts[i]) {
+      added.push([b.firsts[j], b.lasts[j]]);
+      j++;
+    } else {
+      i++;
+      j++;
+    }
+  }
+  return { added, removed };
+}
+
 export interface EntryDifference {
   added4: number[];
   removed4: number[];

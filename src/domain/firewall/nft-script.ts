@@ -1,11 +1,12 @@
 // The `nft -f` scripts of a firewall sync (contract 19), each one transaction: a whole replacement (the sets
 // created when missing, flushed and refilled) and a difference (`delete element` + `create element`, which fail,
 // and so change nothing, when the set does not hold what the sync believes it holds). Only the sync's own table
-// and sets are named: nothing else in the ruleset is touched, and no rule is added. Written as byte chunks.
+// and sets are named: nothing else in the ruleset is touched, and no rule is added. Written as byte chunks;
+// IPv4 neighbours are joined into one interval element, and the difference is that of the intervals.
 
 import { ChunkWriter } from "../blocklist/chunk-writer";
 import type { IpVersion } from "../ip";
-import { type EntryDifference, type EntryList, writeIpv4Key } from "./entry-list";
+import { type EntryList, ipv4Ranges, rangeDifference, writeIpv4Range } from "./entry-list";
 
 export interface NftNames {
   table: string;
@@ -41,26 +42,33 @@ function* statements<T>(w: ChunkWriter, head: string, items: Iterable<T>, write:
 }
 
 const writeText = (w: ChunkWriter, text: string) => w.ascii(text);
+const writeRange = (w: ChunkWriter, [first, last]: [number, number]) => writeIpv4Range(w, first, last);
+
+function* rangesOf(list: EntryList): Generator<[number, number]> {
+  const r = ipv4Ranges(list);
+  for (let i = 0; i < r.count; i++) yield [r.firsts[i], r.lasts[i]];
+}
 const head = (verb: string, n: NftNames, v: IpVersion) => `${verb} element inet ${n.table} ${n.sets[v]} {\n`;
 
-/** The whole list in place of whatever the sets held. */
+/** The whole list in place of whatever the sets held (IPv4 neighbours joined into intervals). */
 export function* nftReplaceScript(n: NftNames, list: EntryList): Generator<Uint8Array> {
   const w = new ChunkWriter(CHUNK);
   declarations(w, n);
   w.ascii(`flush set inet ${n.table} ${n.sets[4]}\nflush set inet ${n.table} ${n.sets[6]}\n`);
-  yield* statements(w, head("add", n, 4), list.ipv4Keys(), writeIpv4Key);
+  yield* statements(w, head("add", n, 4), rangesOf(list), writeRange);
   yield* statements(w, head("add", n, 6), list.ipv6Entries, writeText);
   yield w.take();
 }
 
-/** Only the changes. */
-export function* nftDifferenceScript(n: NftNames, d: EntryDifference): Generator<Uint8Array> {
+/** Only the changes from the list `held` (as the replace script wrote it) to `next`. */
+export function* nftDifferenceScript(n: NftNames, held: EntryList, next: EntryList, d: { added6: string[]; removed6: string[] }): Generator<Uint8Array> {
   const w = new ChunkWriter(CHUNK);
+  const ranges = rangeDifference(ipv4Ranges(held), ipv4Ranges(next));
   declarations(w, n);
-  // Removals first: an added network may cover an address removed in the same step (nft refuses overlaps).
-  yield* statements(w, head("delete", n, 4), d.removed4, writeIpv4Key);
+  // Removals first: an added interval may overlap one removed in the same step (nft refuses overlaps).
+  yield* statements(w, head("delete", n, 4), ranges.removed, writeRange);
   yield* statements(w, head("delete", n, 6), d.removed6, writeText);
-  yield* statements(w, head("create", n, 4), d.added4, writeIpv4Key);
+  yield* statements(w, head("create", n, 4), ranges.added, writeRange);
   yield* statements(w, head("create", n, 6), d.added6, writeText);
   yield w.take();
 }

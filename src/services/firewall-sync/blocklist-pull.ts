@@ -15,7 +15,7 @@ export interface PullSettings {
   timeoutMs: number;
 }
 
-export type PullResult = { changed: false } | { changed: true; etag: string | null; entries: number };
+export type PullResult = { changed: false } | { changed: true; etag: string | null; entries: number; headersAfterMs: number };
 
 /**
  * Pulls the list; entries go to `sink` as they arrive, and `afterChunk` is awaited after each piece of the
@@ -28,8 +28,10 @@ export async function pullBlocklist(settings: PullSettings, etag: string | null,
   const headers: Record<string, string> = { "x-api-key": settings.key };
   if (etag !== null) headers["if-none-match"] = etag;
   const signal = AbortSignal.timeout(settings.timeoutMs);
+  const started = performance.now();
   try {
     const res = await fetch(`${settings.url}/v1/ip/blocklist?${query}`, { headers, signal, redirect: "follow" });
+    const headersAfterMs = performance.now() - started;
     if (res.status === 304) return { changed: false };
     if (res.status !== 200) throw new Error(`the appliance answered ${res.status}: ${(await res.text()).slice(0, 200).replace(/\s+/g, " ")}`);
     if (res.body === null) throw new Error("the appliance answered 200 with no body");
@@ -38,7 +40,7 @@ export async function pullBlocklist(settings: PullSettings, etag: string | null,
       reader.push(chunk);
       await afterChunk();
     }
-    return { changed: true, etag: res.headers.get("etag"), entries: reader.end() };
+    return { changed: true, etag: res.headers.get("etag"), entries: reader.end(), headersAfterMs };
   } catch (error) {
     if (signal.aborted) throw new Error(`the pull took longer than --timeout (${settings.timeoutMs / 1000} s)`);
     throw error;

@@ -42,7 +42,7 @@ export class FirewallSync {
       return this.failed((error as Error).message);
     }
     this.etag = pulled.etag;
-    return { ok: true, line: `firewall sync: ${this.target}: ${describeApplied(applied)} in ${took()} (the pull ${pullTook})` };
+    return { ok: true, line: `firewall sync: ${this.target}: ${describeApplied(applied)} in ${took()} (the pull ${pullTook}, the appliance's answer began after ${(pulled.headersAfterMs / 1000).toFixed(2)} s)` };
   }
 
   private failed(reason: string): SyncReport {

@@ -49,7 +49,7 @@ export class NftSets implements KernelSets {
     }
     if (difference !== null && (held as EntryList).size <= this.differenceLimit) {
       try {
-        await this.run(nftDifferenceScript(this.names, difference));
+        await this.run(nftDifferenceScript(this.names, held as EntryList, next, difference));
         this.held = next;
         return { entries, ...changes, how: "difference" };
       } catch {

@@ -3,7 +3,7 @@
 
 import { expect, test } from "bun:test";
 import { ChunkWriter, chunksToString } from "../../../../src/domain/blocklist/chunk-writer";
-import { entryDifference, EntryList, writeIpv4Key } from "../../../../src/domain/firewall/entry-list";
+import { entryDifference, EntryList, ipv4Ranges, rangeDifference, writeIpv4Key } from "../../../../src/domain/firewall/entry-list";
 import { rng } from "../../../support/random";
 
 const text4 = (key: number) => {
@@ -46,5 +46,45 @@ test("the difference of two random lists equals a model's, in any order of arriv
     };
     const want = { added: b.filter((e) => !a.includes(e)).map(normal).sort(), removed: a.filter((e) => !b.includes(e)).map(normal).sort() };
     expect(got).toEqual(want);
+  }
+});
+
+test("neighbours join into intervals, and the difference of intervals rebuilds the new list from the old", () => {
+  const random = rng(31);
+  const fill = (picks: number[]) => {
+    const list = new EntryList();
+    for (const p of picks) list.ipv4(p % 7 === 0 ? p & ~3 : p, p % 7 === 0 ? 30 : 32);
+    return list;
+  };
+  const expand = (firsts: ArrayLike<number>, lasts: ArrayLike<number>, count: number) => {
+    const out = new Set<number>();
+    for (let i = 0; i < count; i++) for (let a = firsts[i]; a <= lasts[i]; a++) out.add(a);
+    return out;
+  };
+  for (let round = 0; round < 100; round++) {
+    const pick = () => [...new Set(Array.from({ length: 40 }, () => 0x0a000000 + (random() % 120)))].filter((p) => p % 7 !== 0 || (p & 3) === 0);
+    const [a, b] = [fill(pick()), fill(pick())];
+    const ra = ipv4Ranges(a);
+    const rb = ipv4Ranges(b);
+    // Disjoint, ascending, and no two neighbours left apart.
+    for (let i = 1; i < rb.count; i++) expect(rb.firsts[i]).toBeGreaterThan(rb.lasts[i - 1] + 1);
+    const d = rangeDifference(ra, rb);
+    // Applying the difference to a's intervals gives exactly b's.
+    const key = ([f, l]: [number, number]) => `${f}-${l}`;
+    const after = new Set(Array.from({ length: ra.count }, (_, i) => key([ra.firsts[i], ra.lasts[i]])));
+    for (const r of d.removed) expect(after.delete(key(r))).toBe(true);
+    for (const r of d.added) {
+      expect(after.has(key(r))).toBe(false);
+      after.add(key(r));
+    }
+    expect([...after].sort()).toEqual(Array.from({ length: rb.count }, (_, i) => key([rb.firsts[i], rb.lasts[i]])).sort());
+    // And the intervals hold exactly the addresses of the entries.
+    const addresses = new Set<number>();
+    for (const k of b.ipv4Keys()) {
+      const len = k % 64;
+      const first = (k - len) / 64;
+      for (let x = first; x < first + 2 ** (32 - len); x++) addresses.add(x);
+    }
+    expect(expand(rb.firsts, rb.lasts, rb.count)).toEqual(addresses);
   }
 });

@@ -187,7 +187,7 @@ try {
   const bouncerNft = await bouncerRate("nftables");
   for (const [mode, ours, theirs] of [["ipset", ipsetRate, bouncerIpset], ["nft", nftRate, bouncerNft]] as const) {
     const ratio = ours / Math.max(theirs, 1 / BOUNCER_SECONDS);
-    console.log(`${mode}: first sync ${Math.round(ours)} entries/s, the bouncer ${theirs.toFixed(1)} entries/s: ${ratio.toFixed(0)}x${theirs === 0 ? " (the bouncer put nothing in its set; ratio against 1 entry)" : ""}`);
+    console.log(`${mode}: first sync ${Math.round(ours)} entries/s, the bouncer ${theirs.toFixed(1)} entries/s: ${ratio.toFixed(0)}x${theirs === 0 ? " (the bouncer put nothing in its set: compared with one entry in that time)" : ""}`);
     results.push([`${mode} rate >= ${TARGET_BOUNCER_RATIO}x the bouncer's`, ratio >= TARGET_BOUNCER_RATIO]);
   }
 } finally {

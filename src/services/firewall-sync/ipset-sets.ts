@@ -1,8 +1,10 @@
 // The ipset side of a firewall sync (contract 19): hash:net sets SET and SET6. The download is streamed into one
 // `ipset restore` that fills the staging sets SET.next and SET6.next as entries arrive; only once the list is
 // known to be complete are the swap and destroy lines written, so a cut download (or this process dying) leaves
-// the live sets as they were and the staging sets to be emptied by the next sync.
+// the live sets as they were and the staging sets to be emptied by the next sync. IPv4 neighbours go in as one
+// CIDR block.
 
+import { Ipv4CidrAggregator } from "../../domain/aggregate";
 import { ChunkWriter } from "../../domain/blocklist/chunk-writer";
 import { changesOf, entryDifference, EntryList } from "../../domain/firewall/entry-list";
 import { ipsetAddPrefix, type IpsetNames, ipsetStagingLines, ipsetSwapLines, liveSetCreateArgs, stagingName } from "../../domain/firewall/ipset-script";
@@ -25,6 +27,16 @@ export class IpsetSets implements KernelSets {
     const prefix4 = ipsetAddPrefix(this.names, 4);
     const prefix6 = ipsetAddPrefix(this.names, 6);
     const out = new ChunkWriter(WRITE_BATCH);
+    // IPv4 entries go in as the fewest CIDR blocks (neighbours joined): each element costs ipset the same.
+    const blocks = new Ipv4CidrAggregator((network, prefixLength) => {
+      out.ascii(prefix4);
+      out.ipv4(network);
+      if (prefixLength !== 32) {
+        out.byte(47);
+        out.uint(prefixLength);
+      }
+      out.byte(10);
+    });
     let tool: ToolProcess | null = null;
     // Started by the first piece of entries, so a pull that fails before any costs no kernel work.
     const started = (): ToolProcess => {
@@ -38,13 +50,8 @@ export class IpsetSets implements KernelSets {
     return {
       ipv4(value, prefixLength) {
         next.ipv4(value, prefixLength);
-        out.ascii(prefix4);
-        out.ipv4(value);
-        if (prefixLength !== 32) {
-          out.byte(47);
-          out.uint(prefixLength);
-        }
-        out.byte(10);
+        // Throws on a list out of order (not the appliance's): the pull fails and nothing is swapped in.
+        blocks.add(value, value + 2 ** (32 - prefixLength) - 1);
       },
       ipv6(text) {
         next.ipv6(text);
@@ -61,6 +68,7 @@ export class IpsetSets implements KernelSets {
       commit: async (entries) => {
         const held = this.held;
         this.held = null;
+        blocks.finish();
         const t = started();
         out.ascii(ipsetSwapLines(this.names));
         t.write(out.take());

@@ -96,7 +96,7 @@ async function nextLine(loop: SyncLoop, after: number, timeoutMs: number): Promi
   throw new Error(`no sync line within ${timeoutMs} ms:\n${loop.output().slice(-2000)}`);
 }
 
-async function syncMode(mode: "nft" | "ipset", key: string, changes: () => void): Promise<number> {
+async function syncMode(mode: "nft" | "ipset", key: string, changes: () => void, sampleListed: () => string[]): Promise<number> {
   const targetArgs = mode === "nft" ? ["--nft", "bench/blocklist"] : ["--ipset", "blocklist"];
   const loop = new SyncLoop(space, ["--url", APPLIANCE_URL, "--key", key, ...targetArgs, "--every", "5s", "--timeout", "300s"]);
   const pid = loop.pid;
@@ -106,11 +106,15 @@ async function syncMode(mode: "nft" | "ipset", key: string, changes: () => void)
     const f = parseLine(first);
     if (f.failed) throw new Error(first);
     const entries = Number(/: (\d+) entr/.exec(first)?.[1]);
-    const held = mode === "ipset" ? Number(/Number of entries: (\d+)/.exec(space.run("ipset", ["list", "-t", "blocklist"]).stdout)?.[1]) : entries;
+    // The kernel asked about a sample of the listed addresses (ipset only: `nft get element` reads a 1 M set back,
+    // which takes minutes). The set holds CIDR blocks, so fewer elements than entries.
+    const sample = mode === "ipset" ? sampleListed() : [];
+    const missing = sample.filter((ip) => space.run("ipset", ["test", "blocklist", ip]).status !== 0);
+    const elements = mode === "ipset" ? Number(/Number of entries: (\d+)/.exec(space.run("ipset", ["list", "-t", "blocklist"]).stdout)?.[1]) : Number.NaN;
     console.log(`${mode}: first sync of ${entries} entries into empty sets: ${f.seconds.toFixed(2)} s (${Math.round(entries / f.seconds)} entries/s), CPU ${((cpuFirst / entries) * 1000 * 1000).toFixed(1)} ms per 1,000 entries (the sync and its nft/ipset, from its start)`);
     console.log(`  ${first}`);
-    if (mode === "ipset") console.log(`  the kernel's set holds ${held} entries`);
-    results.push([`${mode} first sync ${f.seconds.toFixed(2)} s <= ${TARGET_FIRST_S} s`, f.seconds <= TARGET_FIRST_S && held === entries && entries >= N]);
+    if (mode === "ipset") console.log(`  the kernel's set holds ${elements} CIDR blocks; ${sample.length - missing.length} of ${sample.length} sampled listed addresses are in it${missing.length ? ` (missing: ${missing.join(" ")})` : ""}`);
+    results.push([`${mode} first sync ${f.seconds.toFixed(2)} s <= ${TARGET_FIRST_S} s`, f.seconds <= TARGET_FIRST_S && missing.length === 0 && entries >= N]);
 
     // A few changes, made while the loop runs: the next sync that reports them.
     const before = loop.syncLines().length;
@@ -181,8 +185,10 @@ try {
       if (allowed.status >= 300) throw new Error(`allowlist: ${allowed.status} ${allowed.body}`);
     }
   };
-  const ipsetRate = await syncMode("ipset", key, changesFor(0));
-  const nftRate = await syncMode("nft", key, changesFor(1));
+  // Listed addresses the few changes leave listed.
+  const sampleListed = () => Array.from({ length: 20 }, (_, i) => formatIpv4(listed[10 + Math.floor((i * (N - 10)) / 20)]));
+  const ipsetRate = await syncMode("ipset", key, changesFor(0), sampleListed);
+  const nftRate = await syncMode("nft", key, changesFor(1), sampleListed);
   const bouncerIpset = await bouncerRate("ipset");
   const bouncerNft = await bouncerRate("nftables");
   for (const [mode, ours, theirs] of [["ipset", ipsetRate, bouncerIpset], ["nft", nftRate, bouncerNft]] as const) {

@@ -94,7 +94,7 @@ const asPositiveUpTo = (max: number) => (raw: string, name: string) => {
 /** A year of seconds: a longer-lived credential is an API key's job. */
 const asTokenLifetime = asPositiveUpTo(366 * 86_400);
 const asScoringDays = asPositiveUpTo(MAX_SCORING_DAYS);
-const asUrl = (raw: string, name: string) => {
+export const asUrl = (raw: string, name: string) => {
   let url: URL;
   try {
     url = new URL(raw);
@@ -106,7 +106,7 @@ const asUrl = (raw: string, name: string) => {
 };
 /** The longest interval a timer takes (setInterval's delay is a signed 32-bit count of ms): 24 days. */
 const MAX_INTERVAL_SECONDS = 24 * 86_400;
-const asSeconds = (raw: string, name: string) => {
+export const asSeconds = (raw: string, name: string) => {
   const match = /^(\d+(?:\.\d+)?)(s|m|h)?$/.exec(raw.trim());
   const n = match ? Number(match[1]) * (match[2] === "m" ? 60 : match[2] === "h" ? 3600 : 1) : Number.NaN;
   if (!Number.isFinite(n) || n < 1 || n > MAX_INTERVAL_SECONDS) {

@@ -20,8 +20,9 @@ import { checkCommand } from "./cli/check";
 import { blocklistCommand } from "./cli/blocklist";
 import { installLogOutput, takeLogFormat } from "./cli/log-output";
 import type { LogFormat } from "./domain/log-line";
+import { firewallCommand } from "./cli/firewall";
 
-const commands: Command[] = [serveCommand, userCommand, keyCommand, importCommand, allowCommand, feedCommand, geoCommand, jobsCommand, snapshotCommand, checkCommand, blocklistCommand, bouncerCommand, doctorCommand, backupCommand, restoreCommand];
+const commands: Command[] = [serveCommand, userCommand, keyCommand, importCommand, allowCommand, feedCommand, geoCommand, jobsCommand, snapshotCommand, checkCommand, blocklistCommand, bouncerCommand, firewallCommand, doctorCommand, backupCommand, restoreCommand];
 
 function usage(): string {
   return [

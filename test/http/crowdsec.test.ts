@@ -196,7 +196,7 @@ describe("cursors", () => {
     expect(again.new.length).toBeGreaterThan(100_000);
     expect(await pull(fresh.key)).toEqual({ new: [], deleted: [] });
     h.services.feeds.remove("many");
-  });
+  }, 60_000);
 
   test("cursors survive a restart of the appliance", async () => {
     const fresh = await addUser(h);
@@ -207,7 +207,7 @@ describe("cursors", () => {
     const after = await pull(fresh.key);
     expect(values(after.new)).toEqual(["198.51.100.5"]);
     expect(after.deleted).toEqual([]);
-  });
+  }, 60_000);
 });
 
 describe("bouncers added with the CLI's registry", () => {
@@ -220,7 +220,7 @@ describe("bouncers added with the CLI's registry", () => {
     expect(n.new.some((d) => d.scope === "Range" && d.value === "203.0.113.0/24")).toBe(true);
     const i = await pull(ipset.key, "startup=true");
     expect(i.new.filter((d) => d.value.startsWith("203.0.113."))).toEqual([expect.objectContaining({ scope: "Range", value: "203.0.113.0/24" })]);
-  });
+  }, 60_000);
 
   test("a bouncer's duration, and an entry still listed sent again in deleted and new before it runs out", async () => {
     const short = await registry().add({ name: "short", mode: "ipset", duration: "2h" });
@@ -234,7 +234,7 @@ describe("bouncers added with the CLI's registry", () => {
     expect(refreshed.new.length).toBe(count);
     expect(values(refreshed.deleted)).toEqual(values(refreshed.new));
     expect(await pull(short.key)).toEqual({ new: [], deleted: [] });
-  });
+  }, 60_000);
 
   test("list shows the last pull and where it came from; delete revokes the key", async () => {
     const view = registry().list().find((b) => b.name === "short")!;

@@ -11,15 +11,18 @@
 import type { Category } from "../../domain/categories";
 import type { Clock } from "../../domain/clock";
 import { MAX_DECISION_DURATION_SECONDS, decisionScope, isV6DecisionId, v4DecisionAddress, v4DecisionId, v4DecisionPrefixLength, v6DecisionId, v6DecisionValue } from "../../domain/decisions";
+import { Database } from "bun:sqlite";
 import { type Cidr, type Ip, ipv4Mask } from "../../domain/ip";
 import type { Principal } from "../../domain/principal";
 import { RISK_LEVELS, type RiskLevel } from "../../domain/risk";
 import { NOT_FOUND } from "../../index/radix-common";
 import type { ReputationIndex } from "../../index/reputation-index";
 import type { BouncerRow, BouncerTables, CursorLimits, CursorRow } from "../../store/bouncers";
+import { DecisionJournalTables } from "../../store/decision-journal";
 import type { Allowlist } from "../allowlist/allowlist";
-import { type DecisionFilter, type DecisionList, currentDecisions } from "./decision-list";
-import { decisionsJson, planPull, streamPull } from "./decision-stream";
+import { type DecisionFilter, currentDecisions } from "./decision-list";
+import { FilterJournal, JOURNAL_KEEP_MS, type PullWork } from "./decision-journal";
+import { type PullView, decisionsJson, planPull, streamPull } from "./decision-stream";
 
 const DEFAULT_FILTER: DecisionFilter = { minimumRisk: "HIGH", categories: null, expandNetworks: false };
 /** A decision's scenario by the risk level of its entry (one string each, not one per decision). */
@@ -42,7 +45,7 @@ export const CURSORS_PER_STATIC_KEY = 1024;
  * so it has run out of the bouncer's firewall, and the startup answer is what that bouncer needs (a day more, for
  * an answer's transfer and the bouncer's own work, before it adds what it received).
  */
-export const CURSOR_IDLE_LIMIT_MS = (MAX_DECISION_DURATION_SECONDS + 24 * 3600) * 1000;
+export const CURSOR_IDLE_LIMIT_MS = JOURNAL_KEEP_MS;
 
 export interface PullOptions {
   startup: boolean;
@@ -60,6 +63,8 @@ export interface BouncerDeps {
   expireDue: () => void;
   /** The tables; null on a read-only snapshot server, which knows no bouncers and keeps cursors in `cursors`. */
   tables: BouncerTables | null;
+  /** The filters' journals: the primary's tables (none: the cursor keeper's, on a snapshot server or an edge). */
+  journal?: DecisionJournalTables;
   /**
    * A snapshot server's cursors, by key and client address (default: in memory). An edge passes the same keeper
    * to the services of every snapshot it swaps in, so a bouncer's next pull after a swap is told what left.
@@ -75,6 +80,8 @@ export interface CursorKeeper {
   get(owner: string, client: string): CursorRow | undefined;
   /** Saves `client`'s cursor, dropping the owner's others beyond `limits.perOwner` and every idle cursor. */
   save(owner: string, client: string, cursor: CursorRow, limits: CursorLimits): void;
+  /** The journals of the lists its cursors follow, kept as long as the cursors. */
+  readonly journal: DecisionJournalTables;
   /** Releases what it holds open (an edge's file). */
   close?(): void;
 }
@@ -82,6 +89,7 @@ export interface CursorKeeper {
 /** Cursors in memory: per owner, a Map by client address in the order they were saved, the least recent first. */
 export class MemoryCursors implements CursorKeeper {
   private readonly owners = new Map<string, Map<string, CursorRow>>();
+  readonly journal = new DecisionJournalTables(new Database(":memory:"), true);
 
   get(owner: string, client: string): CursorRow | undefined {
     return this.owners.get(owner)?.get(client);
@@ -111,12 +119,21 @@ interface OwnerCursors {
 
 export class Bouncers {
   private readonly cursors: CursorKeeper;
+  private readonly journalTables: DecisionJournalTables;
   private allowlistChanges = 0;
-  private cache = new Map<string, { state: string; list: DecisionList }>();
+  private readonly journals = new Map<string, FilterJournal>();
+  /** Entries pulls looked at one by one (tests count work with it, not time). */
+  readonly work: PullWork = { entriesVisited: 0 };
 
   constructor(private readonly deps: BouncerDeps) {
     this.cursors = deps.cursors ?? new MemoryCursors();
+    this.journalTables = deps.journal ?? this.cursors.journal;
     deps.allowlist.onChange(() => this.allowlistChanges++);
+  }
+
+  /** Change rows the journals read (tests count work with it). */
+  get journalRowsRead(): number {
+    return this.journalTables.rowsRead;
   }
 
   noteUsageMetrics(principal: Principal): void {
@@ -131,22 +148,19 @@ export class Bouncers {
   pull(principal: Principal, clientAddress: string, options: PullOptions): ReadableStream<Uint8Array> {
     const bouncer = this.bouncerOf(principal);
     const duration = bouncer?.durationSeconds ?? MAX_DECISION_DURATION_SECONDS;
-    const list = this.wanted(this.listFor(bouncer), options);
+    const journal = this.journalFor(bouncer);
+    const view = this.viewOf(options);
+    // A pull narrowed by scopes or scenarios has its own cursor: what it leaves out it says nothing of.
+    const client = view.key === "" ? clientAddress : `${clientAddress} ${view.key}`;
     const cursors = this.cursorsOf(principal);
     const now = this.deps.clock.now();
     const perOwner = principal.via === "static_key" ? CURSORS_PER_STATIC_KEY : CURSORS_PER_KEY;
     const limits: CursorLimits = { perOwner, idleSince: now - CURSOR_IDLE_LIMIT_MS };
     // An idle cursor answers as none, whether or not a save has dropped it yet.
-    const kept = cursors.get(clientAddress);
+    const kept = cursors.get(client);
     const cursor = kept !== null && kept.lastPullAt > limits.idleSince ? kept : null;
-    // Entries of a scope this pull leaves out stay as the bouncer holds them: they did not leave the list.
-    const heldValue = (id: number) => cursor?.v6Values[id];
-    const outOfPull = options.scopes.has("ip") && options.scopes.has("range") ? null : (id: number) => {
-      const scope = decisionScope(id, heldValue);
-      return scope !== null && !options.scopes.has(scope);
-    };
-    const plan = planPull(list, cursor, options.startup, now, duration, outOfPull);
-    return streamPull(plan, now, duration, (id) => this.scenarioOf(id), () => cursors.save(clientAddress, plan.next, limits));
+    const plan = planPull(journal, cursor, options.startup, now, duration, this.work);
+    return streamPull(plan, now, duration, (id) => this.scenarioOf(id), () => cursors.save(client, plan.next, limits), view);
   }
 
   private cursorsOf(principal: Principal): OwnerCursors {
@@ -169,7 +183,7 @@ export class Bouncers {
   decisionsAround(principal: Principal, key: Ip | Cidr): string | null {
     const bouncer = this.bouncerOf(principal);
     const duration = bouncer?.durationSeconds ?? MAX_DECISION_DURATION_SECONDS;
-    const list = this.listFor(bouncer);
+    const list = this.journalFor(bouncer).list;
     const ip = "prefixLength" in key ? key.network : key;
     const top = "prefixLength" in key ? key.prefixLength : ip.version === 4 ? 32 : 128;
     const found: { id: number; v6Value: string | null; scenario: string }[] = [];
@@ -191,33 +205,35 @@ export class Bouncers {
     return found.length === 0 ? null : decisionsJson(found, duration, now + duration * 1000);
   }
 
-  /** The list a bouncer's filter gives now, computed once per index generation and allowlist change. */
-  private listFor(bouncer: BouncerRow | null): DecisionList {
+  /** The journal of a bouncer's filter, brought up to the list now (computed again only after a change). */
+  private journalFor(bouncer: BouncerRow | null): FilterJournal {
     this.deps.expireDue();
     const filter: DecisionFilter = bouncer === null
       ? DEFAULT_FILTER
       : { minimumRisk: bouncer.minimumRisk as RiskLevel, categories: bouncer.categories === null ? null : (bouncer.categories.split(",") as Category[]), expandNetworks: bouncer.mode === "nftables" };
     const filterKey = `${filter.minimumRisk}|${filter.categories?.join(",") ?? ""}|${filter.expandNetworks}`;
-    const state = `${this.deps.index.generation}|${this.allowlistChanges}`;
-    const cached = this.cache.get(filterKey);
-    if (cached !== undefined && cached.state === state) return cached.list;
-    const list = currentDecisions(this.deps.index, this.deps.allowlist.set, filter);
-    this.cache.set(filterKey, { state, list });
-    return list;
+    let journal = this.journals.get(filterKey);
+    if (journal === undefined) {
+      journal = new FilterJournal(filterKey, this.journalTables, () => currentDecisions(this.deps.index, this.deps.allowlist.set, filter));
+      this.journals.set(filterKey, journal);
+    }
+    journal.sync(`${this.deps.index.generation}|${this.allowlistChanges}`, this.deps.clock.now());
+    return journal;
   }
 
-  /** The list narrowed to the scopes and scenarios a pull asks for. */
-  private wanted(list: DecisionList, options: PullOptions): DecisionList {
-    const all = options.scopes.has("ip") && options.scopes.has("range") && options.scenariosContaining.length === 0 && options.scenariosNotContaining.length === 0;
-    if (all) return list;
-    const listedValue = (id: number) => list.v6.get(id)?.value;
-    const keep = (id: number) => {
-      if (!options.scopes.has(decisionScope(id, listedValue) ?? "ip")) return false;
+  /** What a pull narrows the list to (scopes, scenarios): decisions outside it are neither new nor deleted. */
+  private viewOf(options: PullOptions): PullView {
+    const allScopes = options.scopes.has("ip") && options.scopes.has("range");
+    const scenarios = options.scenariosContaining.length > 0 || options.scenariosNotContaining.length > 0;
+    if (allScopes && !scenarios) return { key: "", sendsNew: null, sendsDeleted: null };
+    const inScope = (id: number, v6Value: (id: number) => string | undefined) => allScopes || options.scopes.has(decisionScope(id, v6Value) ?? "ip");
+    const inScenarios = (id: number) => {
       const scenario = this.scenarioOf(id);
       if (options.scenariosContaining.length > 0 && !options.scenariosContaining.some((s) => scenario.includes(s))) return false;
       return !options.scenariosNotContaining.some((s) => scenario.includes(s));
     };
-    return { ids: list.ids.filter(keep), v6: list.v6 };
+    const key = `scopes=${[...options.scopes].sort().join(",")}&in=${options.scenariosContaining.join(",")}&out=${options.scenariosNotContaining.join(",")}`;
+    return { key, sendsNew: (id, v) => inScope(id, v) && inScenarios(id), sendsDeleted: inScope };
   }
 
   /** `abuse-intel/<risk>` of the entry behind a decision (an expanded address: its network's). */

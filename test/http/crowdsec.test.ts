@@ -198,6 +198,26 @@ describe("cursors", () => {
     h.services.feeds.remove("many");
   }, 60_000);
 
+  test("a delta pull's work follows what changed since its cursor, not the size of the list", async () => {
+    const lines = Array.from({ length: 20_000 }, (_, i) => `10.200.${(i >> 8) & 255}.${i & 255}`).join("\n");
+    h.services.feeds.importText("sized", lines, { category: "HACKING", severity: 4, replace: true });
+    const fresh = await addUser(h);
+    expect((await pull(fresh.key, "startup=true")).new.length).toBeGreaterThanOrEqual(20_000);
+    const { bouncers } = h.services;
+    const counted = () => bouncers.work.entriesVisited + bouncers.journalRowsRead;
+    let before = counted();
+    for (let i = 0; i < 5; i++) expect(await pull(fresh.key)).toEqual({ new: [], deleted: [] });
+    expect(counted() - before).toBe(0);
+    // One address leaves and one enters: two changes read.
+    h.services.feeds.importText("sized", `${lines.slice(lines.indexOf("\n") + 1)}\n10.201.0.1`, { category: "HACKING", severity: 4, replace: true });
+    before = counted();
+    const delta = await pull(fresh.key);
+    expect(values(delta.new)).toEqual(["10.201.0.1"]);
+    expect(values(delta.deleted)).toEqual(["10.200.0.0"]);
+    expect(counted() - before).toBe(4);
+    h.services.feeds.remove("sized");
+  }, 60_000);
+
   test("cursors survive a restart of the appliance", async () => {
     const fresh = await addUser(h);
     await pull(fresh.key, "startup=true");

@@ -122,6 +122,9 @@ export class Bouncers {
   private readonly journalTables: DecisionJournalTables;
   private allowlistChanges = 0;
   private readonly journals = new Map<string, FilterJournal>();
+  private readonly bouncerByKey = new Map<number, BouncerRow | null>();
+  private readonly journalByBouncer = new WeakMap<BouncerRow, FilterJournal>();
+  private defaultJournal: FilterJournal | null = null;
   /** Entries pulls looked at one by one (tests count work with it, not time). */
   readonly work: PullWork = { entriesVisited: 0 };
 
@@ -140,8 +143,20 @@ export class Bouncers {
     if (principal.apiKeyId !== null && this.deps.tables !== null) this.deps.tables.noteMetrics(principal.apiKeyId, this.deps.clock.now());
   }
 
+  /**
+   * A key's bouncer (null: an API key that is none), read once per key: a bouncer's filter never changes (it is
+   * deleted with its key, and a key never becomes a bouncer's later), so `GET /v1/decisions` runs no SQL.
+   */
   private bouncerOf(principal: Principal): BouncerRow | null {
-    return this.deps.tables === null || principal.apiKeyId === null ? null : this.deps.tables.byKey(principal.apiKeyId);
+    const keyId = principal.apiKeyId;
+    if (this.deps.tables === null || keyId === null) return null;
+    let row = this.bouncerByKey.get(keyId);
+    if (row === undefined) {
+      row = this.deps.tables.byKey(keyId);
+      if (this.bouncerByKey.size >= 4096) this.bouncerByKey.clear();
+      this.bouncerByKey.set(keyId, row);
+    }
+    return row;
   }
 
   /** One pull: the body as a stream; the cursor is committed once the body went out whole. */
@@ -186,38 +201,43 @@ export class Bouncers {
     const list = this.journalFor(bouncer).list;
     const ip = "prefixLength" in key ? key.network : key;
     const top = "prefixLength" in key ? key.prefixLength : ip.version === 4 ? 32 : 128;
-    const found: { id: number; v6Value: string | null; scenario: string }[] = [];
+    let found: { id: number; v6Value: string | null; scenario: string }[] | null = null;
     const now = this.deps.clock.now();
     const words = new Uint32Array(4);
     for (let len = top; len >= 0; len--) {
       let id: number;
       // An IPv4 id carries its address and prefix length; an IPv6 one's value is written from the text.
-      let v6Value: string | null = null;
       if (ip.version === 4) {
         id = v4DecisionId((ip.value & ipv4Mask(len)) >>> 0, len);
       } else {
         for (let w = 0; w < 4; w++) words[w] = (ip.words[w] & ipv4Mask(Math.min(32, Math.max(0, len - 32 * w)))) >>> 0;
         id = v6DecisionId(words, len);
-        v6Value = v6DecisionValue(words, len).value;
       }
-      if (includes(list.ids, id)) found.push({ id, v6Value, scenario: this.scenarioOf(id) });
+      if (!includes(list.ids, id)) continue;
+      const v6Value = ip.version === 4 ? null : v6DecisionValue(words, len).value;
+      (found ??= []).push({ id, v6Value, scenario: this.scenarioOf(id) });
     }
-    return found.length === 0 ? null : decisionsJson(found, duration, now + duration * 1000);
+    return found === null ? null : decisionsJson(found, duration, now + duration * 1000);
   }
 
   /** The journal of a bouncer's filter, brought up to the list now (computed again only after a change). */
   private journalFor(bouncer: BouncerRow | null): FilterJournal {
     this.deps.expireDue();
-    const filter: DecisionFilter = bouncer === null
-      ? DEFAULT_FILTER
-      : { minimumRisk: bouncer.minimumRisk as RiskLevel, categories: bouncer.categories === null ? null : (bouncer.categories.split(",") as Category[]), expandNetworks: bouncer.mode === "nftables" };
-    const filterKey = `${filter.minimumRisk}|${filter.categories?.join(",") ?? ""}|${filter.expandNetworks}`;
-    let journal = this.journals.get(filterKey);
-    if (journal === undefined) {
-      journal = new FilterJournal(filterKey, this.journalTables, () => currentDecisions(this.deps.index, this.deps.allowlist.set, filter));
-      this.journals.set(filterKey, journal);
+    let journal = bouncer === null ? this.defaultJournal : this.journalByBouncer.get(bouncer);
+    if (journal == null) {
+      const filter: DecisionFilter = bouncer === null
+        ? DEFAULT_FILTER
+        : { minimumRisk: bouncer.minimumRisk as RiskLevel, categories: bouncer.categories === null ? null : (bouncer.categories.split(",") as Category[]), expandNetworks: bouncer.mode === "nftables" };
+      const filterKey = `${filter.minimumRisk}|${filter.categories?.join(",") ?? ""}|${filter.expandNetworks}`;
+      journal = this.journals.get(filterKey);
+      if (journal === undefined) {
+        journal = new FilterJournal(filterKey, this.journalTables, () => currentDecisions(this.deps.index, this.deps.allowlist.set, filter));
+        this.journals.set(filterKey, journal);
+      }
+      if (bouncer === null) this.defaultJournal = journal;
+      else this.journalByBouncer.set(bouncer, journal);
     }
-    journal.sync(`${this.deps.index.generation}|${this.allowlistChanges}`, this.deps.clock.now());
+    journal.sync(this.deps.index.generation, this.allowlistChanges, this.deps.clock.now());
     return journal;
   }
 

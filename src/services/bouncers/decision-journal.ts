@@ -33,7 +33,9 @@ export class FilterJournal {
   private orderLength = 0;
   private checkpointSeq = 0;
   private changesSinceCheckpoint = 0;
-  private syncedState: string | null = null;
+  /** The index generation and allowlist change count the list was last computed at (-1: never). */
+  private syncedGeneration = -1;
+  private syncedAllowlist = -1;
   private lastPruneAt = Number.NEGATIVE_INFINITY;
 
   constructor(
@@ -42,22 +44,21 @@ export class FilterJournal {
     private readonly compute: () => DecisionList,
   ) {}
 
-  /** Brings the journal up to the list as it is now; `state` names the index and allowlist it would be computed from. */
-  sync(state: string, nowMs: number): void {
-    if (state === this.syncedState) return;
-    if (this.syncedState === null && this.load(nowMs)) {
-      this.syncedState = state;
-      return;
-    }
-    this.record(this.compute(), nowMs);
-    this.syncedState = state;
+  /** Brings the journal up to the list as it is now, computed again only when the index or the allowlist changed. */
+  sync(generation: number, allowlistChanges: number, nowMs: number): void {
+    if (generation === this.syncedGeneration && allowlistChanges === this.syncedAllowlist) return;
+    // The first time, the journal the store holds (if any) is what the list now is compared with.
+    const held = this.syncedGeneration !== -1 || this.load(nowMs);
+    if (held) this.record(this.compute(), nowMs);
+    this.syncedGeneration = generation;
+    this.syncedAllowlist = allowlistChanges;
     if (nowMs - this.lastPruneAt >= PRUNE_EVERY_MS) {
       this.lastPruneAt = nowMs;
       this.prunedSeq = Math.max(this.prunedSeq, this.tables.prune(this.filterKey, nowMs - JOURNAL_KEEP_MS, this.checkpointSeq));
     }
   }
 
-  /** The journal as the store holds it; true when there was none (then it starts from the list now, at seq 1). */
+  /** The journal as the store holds it (true); false when there was none: it starts from the list now, at seq 1. */
   private load(nowMs: number): boolean {
     const c = this.tables.checkpoint(this.filterKey);
     if (c === null) {
@@ -68,7 +69,7 @@ export class FilterJournal {
       this.tables.writeCheckpoint(this.filterKey, this.checkpointNow());
       this.buildOrder();
       this.lastPruneAt = nowMs;
-      return true;
+      return false;
     }
     const changes = this.tables.changesSince(this.filterKey, c.checkpointSeq);
     const last = new Map<number, DecisionChange>();
@@ -97,7 +98,7 @@ export class FilterJournal {
     this.checkpointSeq = c.checkpointSeq;
     this.changesSinceCheckpoint = changes.length;
     this.buildOrder();
-    return false;
+    return true;
   }
 
   /** Commits the difference between the list held and `next` as one sequence number (none when they are the same). */

@@ -27,7 +27,7 @@ function journalOf(initial: number[], values: Record<number, string> = {}) {
   }));
   const set = (ids: number[], at = NOW) => {
     listed = ids;
-    journal.sync(String(++state), at);
+    journal.sync(++state, 0, at);
   };
   set(initial);
   return { journal, set };

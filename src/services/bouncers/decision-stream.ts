@@ -115,22 +115,28 @@ export function planPull(journal: FilterJournal, cursor: CursorRow | null, start
 
 /** A decision as CrowdSec's LAPI writes it: every field present and non-null. */
 export function decisionJson(id: number, v6Value: string | null, secondsLeft: number, untilMs: number, scenario: string): string {
-  const w = new ChunkWriter(512);
-  decisionWriter(secondsLeft, untilMs)(w, id, v6Value, scenario);
-  return utf8.decode(w.take());
+  decisionWriter(secondsLeft, untilMs)(shared, id, v6Value, scenario);
+  return takeShared();
 }
 
 /** Decisions that share a duration and an end as a JSON array, written with one writer. */
 export function decisionsJson(decisions: readonly { id: number; v6Value: string | null; scenario: string }[], secondsLeft: number, untilMs: number): string {
-  const w = new ChunkWriter(512);
   const write = decisionWriter(secondsLeft, untilMs);
-  w.byte(0x5b); // "["
+  shared.byte(0x5b); // "["
   decisions.forEach((d, i) => {
-    if (i > 0) w.byte(0x2c); // ","
-    write(w, d.id, d.v6Value, d.scenario);
+    if (i > 0) shared.byte(0x2c); // ","
+    write(shared, d.id, d.v6Value, d.scenario);
   });
-  w.byte(0x5d); // "]"
-  return utf8.decode(w.take());
+  shared.byte(0x5d); // "]"
+  return takeShared();
+}
+
+/** One writer for the small answers (`GET /v1/decisions`), reused: a fresh one costs 17 KB of zeroed memory. */
+const shared = new ChunkWriter(512);
+function takeShared(): string {
+  const text = utf8.decode(shared.buf.subarray(0, shared.pos));
+  shared.pos = 0;
+  return text;
 }
 
 /**
@@ -194,8 +200,10 @@ export interface StreamBody {
 }
 
 /**
- * The body `{"new":[...],"deleted":[...]}` as a stream of chunks; `onWhole` runs when the consumer asked for more
- * after the last chunk (the answer went out whole), never when it gave up before. `view` leaves decisions out.
+ * The body `{"new":[...],"deleted":[...]}` as a stream, written by chunks into one reused buffer: a direct stream,
+ * whose writes wait while the client is behind (and Bun copies what it must keep), so a million decisions take no
+ * more memory than a chunk or two, and the event loop gets a turn after every chunk. `onWhole` runs once the last
+ * byte was handed to the connection, never when the client went away before. `view` leaves decisions out.
  */
 export function streamPull(
   plan: PullPlan,
@@ -209,60 +217,58 @@ export function streamPull(
     ["new", plan.added, view?.sendsNew ?? null],
     ["deleted", plan.deleted, view?.sendsDeleted ?? null],
   ];
-  let section = 0;
-  let part = 0;
-  let at = 0;
-  let opened = false;
-  let finished = false;
-  let firstInSection = true;
-  let headerWritten = false;
   const values = plan.v6Value;
   const write = decisionWriter(durationSeconds, nowMs + durationSeconds * 1000);
-  const w = new ChunkWriter(CHUNK_BYTES);
+  let cancelled = false;
+  let started = false;
   return new ReadableStream<Uint8Array>({
-    pull(controller) {
-      if (finished) {
-        onWhole();
-        controller.close();
-        return;
-      }
-      if (!opened) w.byte(0x7b); // "{"
-      opened = true;
-      while (section < sections.length && !w.full) {
-        const [name, parts, sends] = sections[section];
-        if (!headerWritten) {
-          w.ascii(`${section === 0 ? "" : "],"}"${name}":[`);
-          headerWritten = true;
-        }
-        while (part < parts.length && !w.full) {
-          const ids = parts[part];
-          for (; at < ids.length && !w.full; at++) {
-            const id = ids[at];
-            const v6Value = isV6DecisionId(id) ? values(id) : null;
-            if (v6Value === undefined) continue; // an IPv6 id whose value is not known: nothing to send
-            if (sends !== null && !sends(id, values)) continue;
-            if (!firstInSection) w.byte(0x2c); // ","
-            write(w, id, v6Value, name === "new" ? scenario(id) : "abuse-intel/delisted");
-            firstInSection = false;
+    type: "direct",
+    async pull(controller: ReadableStreamDirectController) {
+      // A reader calls pull again after the body was written whole: nothing more to write.
+      if (started) return controller.close();
+      started = true;
+      // A small answer (a delta) gets a small buffer: about 300 bytes a decision.
+      let count = 0;
+      for (const [, parts] of sections) for (const ids of parts) count += ids.length;
+      const w = new ChunkWriter(Math.min(CHUNK_BYTES, 1024 + 300 * count));
+      const send = async () => {
+        const written = controller.write(w.buf.subarray(0, w.pos));
+        w.pos = 0;
+        if (typeof written !== "number") await written;
+        else await new Promise((resolve) => setImmediate(resolve));
+      };
+      try {
+        w.byte(0x7b); // "{"
+        for (const [s, [name, parts, sends]] of sections.entries()) {
+          w.ascii(`${s === 0 ? "" : "],"}"${name}":[`);
+          let first = true;
+          for (const ids of parts) {
+            for (let at = 0; at < ids.length; at++) {
+              const id = ids[at];
+              const v6Value = isV6DecisionId(id) ? values(id) : null;
+              if (v6Value === undefined) continue; // an IPv6 id whose value is not known: nothing to send
+              if (sends !== null && !sends(id, values)) continue;
+              if (!first) w.byte(0x2c); // ","
+              write(w, id, v6Value, name === "new" ? scenario(id) : "abuse-intel/delisted");
+              first = false;
+              if (w.full) {
+                await send();
+                if (cancelled) return;
+              }
+            }
           }
-          if (at >= ids.length) {
-            part++;
-            at = 0;
-          }
         }
-        if (part >= parts.length) {
-          section++;
-          part = 0;
-          at = 0;
-          firstInSection = true;
-          headerWritten = false;
-        }
-      }
-      if (section >= sections.length) {
         w.ascii("]}");
-        finished = true;
+        await send();
+        const ended = controller.end();
+        if (typeof ended !== "number") await ended;
+      } catch {
+        return; // the connection went away: not whole
       }
-      controller.enqueue(w.take());
+      if (!cancelled) onWhole();
     },
-  });
+    cancel() {
+      cancelled = true;
+    },
+  } satisfies Bun.DirectUnderlyingSource<Uint8Array>);
 }

@@ -4,6 +4,7 @@
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
+import { currentDecisions } from "../../src/services/bouncers/decision-list";
 import { BouncerRegistry } from "../../src/services/bouncers/registry";
 import { BouncerTables } from "../../src/store/bouncers";
 import { listen } from "../../src/http/server";
@@ -216,6 +217,23 @@ describe("cursors", () => {
     expect(values(delta.deleted)).toEqual(["10.200.0.0"]);
     expect(counted() - before).toBe(4);
     h.services.feeds.remove("sized");
+  }, 60_000);
+
+  test("reports that change addresses update the list from those addresses alone, and it stays what the index lists", async () => {
+    const fresh = await addUser(h);
+    await pull(fresh.key, "startup=true");
+    const { bouncers } = h.services;
+    const computed = bouncers.work.listsComputed;
+    await report("198.51.100.60", 3); // enters (CRITICAL)
+    await report("2001:db8::60", 3);
+    await report("198.51.100.61", 1); // MEDIUM: not listed
+    const delta = await pull(fresh.key);
+    expect(values(delta.new)).toEqual(["198.51.100.60", "2001:db8::60"]);
+    expect(bouncers.work.listsComputed).toBe(computed);
+    // What the journal holds is what the whole list computed from the index gives.
+    const listed = currentDecisions(h.services.index, h.services.allowlist.set, { minimumRisk: "HIGH", categories: null, expandNetworks: false });
+    const startup = await pull((await addUser(h)).key, "startup=true");
+    expect(startup.new.map((d) => d.id).sort((a, b) => a - b)).toEqual([...listed.ids]);
   }, 60_000);
 
   test("cursors survive a restart of the appliance", async () => {

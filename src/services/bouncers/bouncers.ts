@@ -20,7 +20,7 @@ import type { ReputationIndex } from "../../index/reputation-index";
 import type { BouncerRow, BouncerTables, CursorLimits, CursorRow } from "../../store/bouncers";
 import { DecisionJournalTables } from "../../store/decision-journal";
 import type { Allowlist } from "../allowlist/allowlist";
-import { type DecisionFilter, currentDecisions } from "./decision-list";
+import { type DecisionFilter, addressDecision, currentDecisions } from "./decision-list";
 import { FilterJournal, JOURNAL_KEEP_MS, type PullWork } from "./decision-journal";
 import { type PullView, decisionsJson, planPull, streamPull } from "./decision-stream";
 
@@ -125,13 +125,17 @@ export class Bouncers {
   private readonly bouncerByKey = new Map<number, BouncerRow | null>();
   private readonly journalByBouncer = new WeakMap<BouncerRow, FilterJournal>();
   private defaultJournal: FilterJournal | null = null;
-  /** Entries pulls looked at one by one (tests count work with it, not time). */
-  readonly work: PullWork = { entriesVisited: 0 };
+  /** Entries pulls looked at one by one, and lists computed whole (tests count work with them, not time). */
+  readonly work: PullWork & { listsComputed: number } = { entriesVisited: 0, listsComputed: 0 };
 
   constructor(private readonly deps: BouncerDeps) {
     this.cursors = deps.cursors ?? new MemoryCursors();
     this.journalTables = deps.journal ?? this.cursors.journal;
     deps.allowlist.onChange(() => this.allowlistChanges++);
+    // Each journal hears which addresses changed, so its next sync updates the list from them alone.
+    deps.index.watch((ip) => {
+      for (const journal of this.journals.values()) journal.noteChange(ip);
+    });
   }
 
   /** Change rows the journals read (tests count work with it). */
@@ -231,7 +235,12 @@ export class Bouncers {
       const filterKey = `${filter.minimumRisk}|${filter.categories?.join(",") ?? ""}|${filter.expandNetworks}`;
       journal = this.journals.get(filterKey);
       if (journal === undefined) {
-        journal = new FilterJournal(filterKey, this.journalTables, () => currentDecisions(this.deps.index, this.deps.allowlist.set, filter));
+        const { index, allowlist } = this.deps;
+        const compute = () => {
+          this.work.listsComputed++;
+          return currentDecisions(index, allowlist.set, filter);
+        };
+        journal = new FilterJournal(filterKey, this.journalTables, compute, (ip) => addressDecision(index, allowlist.set, filter, ip));
         this.journals.set(filterKey, journal);
       }
       if (bouncer === null) this.defaultJournal = journal;

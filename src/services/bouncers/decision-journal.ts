@@ -6,13 +6,16 @@
 import { MAX_DECISION_DURATION_SECONDS } from "../../domain/decisions";
 import { grownTo } from "../../domain/typed-arrays";
 import type { DecisionChange, DecisionJournalTables, JournalCheckpoint } from "../../store/decision-journal";
-import type { DecisionList } from "./decision-list";
+import type { Ip } from "../../domain/ip";
+import type { AddressDecision, DecisionList } from "./decision-list";
 
 /** Changes are kept this long (the longest duration and a day, as idle cursors): a removal log for dropped cursors. */
 export const JOURNAL_KEEP_MS = (MAX_DECISION_DURATION_SECONDS + 24 * 3600) * 1000;
 /** A new checkpoint once the changes since the last one are this many, or a quarter of the list if more. */
 const CHECKPOINT_MIN_CHANGES = 4096;
 const PRUNE_EVERY_MS = 3600 * 1000;
+/** More addresses changed than this between two pulls: the list is computed whole again. */
+const MAX_PENDING = 65_536;
 
 /** Work done by pulls, counted for tests: entries looked at one by one. */
 export interface PullWork {
@@ -26,7 +29,7 @@ export class FilterJournal {
   prunedSeq = 0;
   list: DecisionList = { ids: new Float64Array(0), v6: new Map() };
   /** The sequence number each of list.ids entered at. */
-  private entered = new Uint32Array(0);
+  private entered: Uint32Array = new Uint32Array(0);
   /** The listed ids in the order they entered (sequence numbers ascending); entries that left since are skipped. */
   private orderIds = new Float64Array(0);
   private orderSeqs = new Uint32Array(0);
@@ -37,19 +40,35 @@ export class FilterJournal {
   private syncedGeneration = -1;
   private syncedAllowlist = -1;
   private lastPruneAt = Number.NEGATIVE_INFINITY;
+  /** Addresses changed since the last sync, when every change since was one address's; null: the list must be computed whole. */
+  private pending: Ip[] | null = [];
 
   constructor(
     readonly filterKey: string,
     private readonly tables: DecisionJournalTables,
     private readonly compute: () => DecisionList,
+    /** One changed address's decision now (null: only the whole list can tell). */
+    private readonly decisionOf: (ip: Ip) => AddressDecision | null = () => null,
   ) {}
+
+  /** Hears a change of the index: an address, or null for anything wider (a network, the allowlist). */
+  noteChange(ip: Ip | null): void {
+    if (this.pending === null) return;
+    if (ip === null || this.pending.length >= MAX_PENDING) this.pending = null;
+    else this.pending.push(ip);
+  }
 
   /** Brings the journal up to the list as it is now, computed again only when the index or the allowlist changed. */
   sync(generation: number, allowlistChanges: number, nowMs: number): void {
     if (generation === this.syncedGeneration && allowlistChanges === this.syncedAllowlist) return;
     // The first time, the journal the store holds (if any) is what the list now is compared with.
     const held = this.syncedGeneration !== -1 || this.load(nowMs);
-    if (held) this.record(this.compute(), nowMs);
+    const pending = this.pending;
+    this.pending = [];
+    // Only addresses changed, each one generation step: the list is updated from them, not computed again.
+    const fromAddresses = held && this.syncedGeneration !== -1 && pending !== null && allowlistChanges === this.syncedAllowlist && generation - this.syncedGeneration === pending.length;
+    if (fromAddresses) this.recordAddresses(pending, nowMs);
+    else if (held) this.record(this.compute(), nowMs);
     this.syncedGeneration = generation;
     this.syncedAllowlist = allowlistChanges;
     if (nowMs - this.lastPruneAt >= PRUNE_EVERY_MS) {
@@ -125,8 +144,60 @@ export class FilterJournal {
       this.list = next;
       return;
     }
+    this.commit(next, entered, added, removed, nowMs);
+  }
+
+  /** The list updated from the decisions of the addresses that changed (at most MAX_PENDING of them). */
+  private recordAddresses(changed: Ip[], nowMs: number): void {
+    const enter = new Map<number, { value: string; scope: "Ip" | "Range" } | null>();
+    const leave = new Set<number>();
+    for (const ip of changed) {
+      const d = this.decisionOf(ip);
+      if (d === null) return this.record(this.compute(), nowMs);
+      const listed = this.indexOf(d.id) >= 0;
+      enter.delete(d.id);
+      leave.delete(d.id);
+      if (d.listed && !listed) enter.set(d.id, d.v6);
+      else if (!d.listed && listed) leave.add(d.id);
+    }
+    if (enter.size === 0 && leave.size === 0) return;
+    const seq = this.seq + 1;
+    const added = Float64Array.from(enter.keys()).sort();
+    const removed = Float64Array.from(leave).sort();
+    const a = this.list.ids;
+    const ids = new Float64Array(a.length + added.length - removed.length);
+    const entered = new Uint32Array(ids.length);
+    let i = 0;
+    let k = 0;
+    let r = 0;
+    let o = 0;
+    while (i < a.length || k < added.length) {
+      if (k < added.length && (i >= a.length || added[k] < a[i])) {
+        ids[o] = added[k++];
+        entered[o++] = seq;
+      } else {
+        if (r < removed.length && removed[r] === a[i]) {
+          r++;
+          i++;
+          continue;
+        }
+        ids[o] = a[i];
+        entered[o++] = this.entered[i++];
+      }
+    }
+    const v6 = new Map(this.list.v6);
+    for (const [id, value] of enter) if (value !== null) v6.set(id, value);
+    const next = { ids, v6 };
+    this.commit(next, entered, Array.from(added), Array.from(removed), nowMs, (id) => this.list.v6.get(id)?.value ?? null);
+    for (const id of removed) v6.delete(id);
+  }
+
+  /** Commits `next` (with the sequence number each entry entered at) as the list's next sequence number. */
+  private commit(next: DecisionList, entered: Uint32Array, added: number[], removed: number[], nowMs: number, leftValue?: (id: number) => string | null): void {
+    const b = next.ids;
+    const seq = this.seq + 1;
     const before = this.list;
-    const v6Value = (id: number) => next.v6.get(id)?.value ?? before.v6.get(id)?.value ?? null;
+    const v6Value = (id: number) => next.v6.get(id)?.value ?? leftValue?.(id) ?? before.v6.get(id)?.value ?? null;
     const changes = this.changesSinceCheckpoint + added.length + removed.length;
     const checkpoint = changes > Math.max(CHECKPOINT_MIN_CHANGES, b.length / 4);
     const held = { list: next, entered, seq };
@@ -147,7 +218,7 @@ export class FilterJournal {
     }
   }
 
-  private checkpointNow(held = { list: this.list, entered: this.entered, seq: this.seq }): JournalCheckpoint {
+  private checkpointNow(held: { list: DecisionList; entered: Uint32Array; seq: number } = { list: this.list, entered: this.entered, seq: this.seq }): JournalCheckpoint {
     const v6Values: Record<string, string> = {};
     for (const [id, v] of held.list.v6) v6Values[id] = v.value;
     return { seq: held.seq, checkpointSeq: held.seq, prunedSeq: this.prunedSeq, ids: held.list.ids, entered: held.entered, v6Values };

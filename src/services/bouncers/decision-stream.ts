@@ -203,7 +203,8 @@ export interface StreamBody {
  * The body `{"new":[...],"deleted":[...]}` as a stream, written by chunks into one reused buffer: a direct stream,
  * whose writes wait while the client is behind (and Bun copies what it must keep), so a million decisions take no
  * more memory than a chunk or two, and the event loop gets a turn after every chunk. `onWhole` runs once the last
- * byte was handed to the connection, never when the client went away before. `view` leaves decisions out.
+ * byte was handed to the connection (before the body's end is), never when the client went away before. `view`
+ * leaves decisions out.
  */
 export function streamPull(
   plan: PullPlan,
@@ -231,11 +232,11 @@ export function streamPull(
       let count = 0;
       for (const [, parts] of sections) for (const ids of parts) count += ids.length;
       const w = new ChunkWriter(Math.min(CHUNK_BYTES, 1024 + 300 * count));
-      const send = async () => {
+      const send = async (last = false) => {
         const written = controller.write(w.buf.subarray(0, w.pos));
         w.pos = 0;
         if (typeof written !== "number") await written;
-        else await new Promise((resolve) => setImmediate(resolve));
+        else if (!last) await new Promise((resolve) => setImmediate(resolve));
       };
       try {
         w.byte(0x7b); // "{"
@@ -259,13 +260,21 @@ export function streamPull(
           }
         }
         w.ascii("]}");
-        await send();
+        await send(true);
+        if (cancelled) return;
+        // Every byte is handed to the connection: the cursor moves now, before the end of the body tells the
+        // client it has it all (a server killed right after cannot have sent it whole and not kept it).
+        try {
+          onWhole();
+        } catch (error) {
+          controller.close(error as Error); // the cursor could not be kept: the body ends broken
+          return;
+        }
         const ended = controller.end();
         if (typeof ended !== "number") await ended;
       } catch {
-        return; // the connection went away: not whole
+        // the connection went away: not whole (or gone after the cursor moved, at the very end)
       }
-      if (!cancelled) onWhole();
     },
     cancel() {
       cancelled = true;

@@ -62,6 +62,11 @@ export interface FeedServiceDeps {
    */
   catchUpIndex: () => void;
   /**
+   * False for a command that exits after one change (CLI `import blocklist`): the index, which only finds the
+   * reported addresses a change rescores, is not brought in line after it (a million entries took hundreds of MB).
+   */
+  indexFollowsListings?: boolean;
+  /**
    * The feeds' version (FeedTables.version) read before `listed` was loaded: a change another process commits
    * in between is then seen as one at the next look.
    */
@@ -142,7 +147,7 @@ export class FeedService {
       throw error;
     }
     this.storeVersion = tables.version();
-    this.applyToIndex(changed, candidates, rescored, now);
+    if (this.deps.indexFollowsListings !== false) this.applyToIndex(changed, candidates, rescored, now);
     return { feed: name, imported: list.entries.length, entries, lines: list.lines, badLines: list.badLines, errors: list.errors, rescored: rescored.size };
   }
 

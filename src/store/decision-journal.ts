@@ -128,6 +128,11 @@ export class DecisionJournalTables {
     return rows;
   }
 
+  /** The newest sequence number of a change older than `beforeMs` (0: none). */
+  newestBefore(filterKey: string, beforeMs: number): number {
+    return this.stmt.prunedUpTo.get(filterKey, beforeMs)?.seq ?? 0;
+  }
+
   /**
    * Drops changes older than `beforeMs` that the checkpoint holds (seq up to `checkpointSeq`); returns the
    * sequence number up to which changes may now be missing (0: none dropped).

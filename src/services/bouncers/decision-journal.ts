@@ -71,10 +71,19 @@ export class FilterJournal {
     else if (held) this.record(this.compute(), nowMs);
     this.syncedGeneration = generation;
     this.syncedAllowlist = allowlistChanges;
-    if (nowMs - this.lastPruneAt >= PRUNE_EVERY_MS) {
-      this.lastPruneAt = nowMs;
-      this.prunedSeq = Math.max(this.prunedSeq, this.tables.prune(this.filterKey, nowMs - JOURNAL_KEEP_MS, this.checkpointSeq));
+    if (nowMs - this.lastPruneAt >= PRUNE_EVERY_MS) this.prune(nowMs);
+  }
+
+  /** Drops the changes older than 620 h, after a checkpoint that holds them when the last one does not. */
+  private prune(nowMs: number): void {
+    this.lastPruneAt = nowMs;
+    const before = nowMs - JOURNAL_KEEP_MS;
+    if (this.tables.newestBefore(this.filterKey, before) > this.checkpointSeq) {
+      this.tables.writeCheckpoint(this.filterKey, this.checkpointNow());
+      this.checkpointSeq = this.seq;
+      this.changesSinceCheckpoint = 0;
     }
+    this.prunedSeq = Math.max(this.prunedSeq, this.tables.prune(this.filterKey, before, this.checkpointSeq));
   }
 
   /** The journal as the store holds it (true); false when there was none: it starts from the list now, at seq 1. */

@@ -102,6 +102,24 @@ test("no cursor: everything listed in new, and what left within the duration (th
   expect(answer.deleted.map((d) => d.value)).toEqual(["10.0.0.2"]);
 });
 
+test("changes older than 620 hours are dropped: a cursor from before them answers as none", () => {
+  const a = v4DecisionId(0x0a000010, 32);
+  const b = v4DecisionId(0x0a000011, 32);
+  const c = v4DecisionId(0x0a000012, 32);
+  const { journal, set } = journalOf([a, b]);
+  const work = { entriesVisited: 0 };
+  const old = planPull(journal, null, true, NOW, DURATION, work);
+  set([a], NOW + 3600_000);
+  expect(journal.removedSince(0).map((r) => r.id)).toEqual([b]);
+  set([a, c], NOW + 622 * 3600_000);
+  expect(journal.removedSince(0)).toEqual([]);
+  expect(journal.prunedSeq).toBeGreaterThan(old.next.seq);
+  // Its bouncer gets everything listed, and no removal it can no longer be told of.
+  const plan = planPull(journal, old.next, false, NOW + 622 * 3600_000, DURATION, work);
+  expect([...plan.added[0]]).toEqual([a, c]);
+  expect([...plan.deleted[0]]).toEqual([]);
+});
+
 // The decisions as the string template before them wrote them (which the real bouncer's tests accepted): the bytes
 // written now must be the same, for IPv4 addresses and ranges, IPv6 ones, and ids across their whole span.
 function referenceDecision(id: number, value: string, scope: "Ip" | "Range", tail: string, scenario: string): string {

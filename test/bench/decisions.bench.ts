@@ -33,8 +33,16 @@ const rss = async () => Number(/VmRSS:\s+(\d+)/.exec(await Bun.file(`/proc/${pid
 const headers = { "X-Api-Key": data.apiKey };
 
 try {
-  // Ready, and the list computed once (what every pull after an index change does), before anything is measured.
+  // Ready, and the list computed once (what every pull after an index change does), before anything is measured;
+  // then settled: right after its first start the server writes index.bin and runs its jobs, which held the first
+  // startup answer's first byte 1.4-2 s (five answers in a row within 50 ms, or 30 s).
   await (await fetch(`${server.url}/v1/decisions?ip=${data.listed[0]}`, { headers })).text();
+  for (let quick = 0, deadline = Date.now() + 30_000; quick < 5 && Date.now() < deadline; ) {
+    const t = performance.now();
+    await (await fetch(`${server.url}/v1/decisions?ip=${data.listed[1]}`, { headers })).text();
+    quick = performance.now() - t < 50 ? quick + 1 : 0;
+    await Bun.sleep(200);
+  }
   const restingRss = await rss();
   let peakRss = restingRss;
   let sampling = true;

@@ -3,7 +3,7 @@
 // whose cursor was dropped is still told what left. The primary keeps it in its database (migration 0006); an edge
 // in its cursors' file, a snapshot server in memory (both create the tables here).
 
-import type { Database } from "bun:sqlite";
+import { Database } from "bun:sqlite";
 
 export interface JournalCheckpoint {
   seq: number;
@@ -74,6 +74,11 @@ export class DecisionJournalTables {
       ),
       setPruned: db.prepare<unknown, [number, string]>("UPDATE decision_journals SET pruned_seq = max(pruned_seq, ?) WHERE filter_key = ?"),
     };
+  }
+
+  /** Tables in a database of their own in memory (a snapshot server's, which keeps its cursors in memory too). */
+  static inMemory(): DecisionJournalTables {
+    return new DecisionJournalTables(new Database(":memory:"), true);
   }
 
   checkpoint(filterKey: string): JournalCheckpoint | null {

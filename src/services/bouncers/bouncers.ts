@@ -11,7 +11,6 @@
 import type { Category } from "../../domain/categories";
 import type { Clock } from "../../domain/clock";
 import { MAX_DECISION_DURATION_SECONDS, decisionScope, isV6DecisionId, v4DecisionAddress, v4DecisionId, v4DecisionPrefixLength, v6DecisionId, v6DecisionValue } from "../../domain/decisions";
-import { Database } from "bun:sqlite";
 import { type Cidr, type Ip, ipv4Mask } from "../../domain/ip";
 import type { Principal } from "../../domain/principal";
 import { RISK_LEVELS, type RiskLevel } from "../../domain/risk";
@@ -89,7 +88,7 @@ export interface CursorKeeper {
 /** Cursors in memory: per owner, a Map by client address in the order they were saved, the least recent first. */
 export class MemoryCursors implements CursorKeeper {
   private readonly owners = new Map<string, Map<string, CursorRow>>();
-  readonly journal = new DecisionJournalTables(new Database(":memory:"), true);
+  readonly journal = DecisionJournalTables.inMemory();
 
   get(owner: string, client: string): CursorRow | undefined {
     return this.owners.get(owner)?.get(client);

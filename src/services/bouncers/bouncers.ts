@@ -4,9 +4,8 @@
 // everything, networks as Range decisions only).
 //
 // Cursors are bounded (docs/decisions.md): a key keeps those of its CURSORS_PER_KEY most recently pulled client
-// addresses, and one not pulled for CURSOR_IDLE_LIMIT_MS is dropped. A pull without a cursor gets the startup
-// answer, which is then right: an idle cursor's bouncer holds nothing from us any more (it all ran out), and one
-// crowded out cannot be told apart from a new bouncer.
+// addresses, and one not pulled for CURSOR_IDLE_LIMIT_MS is dropped. A cursor is a point in its filter's journal
+// (decision-journal.ts); a pull without one gets everything listed and the journal's removal log in `deleted`.
 
 import type { Category } from "../../domain/categories";
 import type { Clock } from "../../domain/clock";

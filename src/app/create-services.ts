@@ -4,6 +4,7 @@
 
 import { Bouncers } from "../services/bouncers/bouncers";
 import { BouncerTables } from "../store/bouncers";
+import { DecisionJournalTables } from "../store/decision-journal";
 import { type Clock, systemClock } from "../domain/clock";
 import { type Config, scoringParametersOf } from "../config";
 import { type Store, writeIfUnlocked } from "../store/database";
@@ -257,7 +258,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     rateLimiter,
     changes,
     blocklists: new BlocklistService({ index, allowlist, clock, expireDue: () => void reputation.expireDue() }),
-    bouncers: new Bouncers({ index, allowlist, clock, expireDue: () => void reputation.expireDue(), tables: new BouncerTables(store) }),
+    bouncers: new Bouncers({ index, allowlist, clock, expireDue: () => void reputation.expireDue(), tables: new BouncerTables(store), journal: new DecisionJournalTables(store.sqlite, false) }),
     isReady: () => true,
     stop: async () => {
       for (const stop of stoppers.reverse()) await stop();

@@ -14,14 +14,15 @@ import type { ScoringParameters } from "../domain/scoring";
 import type { Store } from "../store/database";
 import { FeedTables } from "../store/feeds";
 
-export function createFeedServices(store: Store, config: Config, clock: Clock): Feeds {
+/** `oneShot`: a command that exits after its change (see FeedServiceDeps.indexFollowsListings). */
+export function createFeedServices(store: Store, config: Config, clock: Clock, oneShot = false): Feeds {
   const params = scoringParametersOf(config);
   const tables = new FeedTables(store);
   const listedVersion = tables.version();
   const listed = ListedNetworks.load(tables.list(), tables.everyEntry());
   const scorer = createAddressScorer(store, params, { listingsAround: (ip) => listed.listingsAround(ip) });
   const sync = IndexSync.build(store, params.riskThresholds);
-  const service = new FeedService({ store, tables, listed, index: sync.index, scorer, clock, params, catchUpIndex: () => sync.catchUp(), listedVersion });
+  const service = new FeedService({ store, tables, listed, index: sync.index, scorer, clock, params, catchUpIndex: () => sync.catchUp(), listedVersion, indexFollowsListings: !oneShot });
   return new Feeds({ service, tables, clock });
 }
 

@@ -15,6 +15,7 @@ import { parseFeedName, parseFeedSeverity } from "../domain/feeds";
 import { createFeedServices, scorerWithStoredListings } from "../app/feed-services";
 import { DATA_DIR_HELP, type Command, SCORING_FLAGS, SCORING_HELP } from "./command";
 import { inputFile } from "./input-file";
+import { parseFeedList } from "../domain/feed-list";
 import { type ProgressBar, progressBar } from "./progress";
 
 const PARSE_ON_A_WORKER_FROM_BYTES = 8 * 1024 * 1024;
@@ -197,14 +198,16 @@ async function importBlocklistCommand(argv: string[]): Promise<number> {
   const severity = parseFeedSeverity(flag(args, "--severity"), "--severity");
   const config = resolveConfig(args.flags);
   const file = args.positionals[0];
-  const text = file === "-" ? await Bun.stdin.text() : await inputFile(file).text();
+  let text: string | null = file === "-" ? await Bun.stdin.text() : await inputFile(file).text();
 
   const store = openStore(config.dataDir, { sync: config.syncMode });
   try {
-    const feeds = createFeedServices(store, config, systemClock);
+    const feeds = createFeedServices(store, config, systemClock, true);
     const totalLines = countLines(text);
     const bar = process.stderr.isTTY ? progressBar("lines") : null;
-    const result = feeds.importText(source, text, { category, severity, replace: hasSwitch(args, "--replace") }, bar ? (n) => bar.update(n, totalLines) : undefined);
+    const list = parseFeedList(text, bar ? (n) => bar.update(n, totalLines) : undefined);
+    text = null; // the entries are parsed: the file's text can go before the import's own memory
+    const result = feeds.importList(source, list, { category, severity, replace: hasSwitch(args, "--replace") });
     bar?.update(totalLines, totalLines);
     bar?.done();
     for (const e of result.errors) console.error(`line ${e.line}: ${e.error}`);

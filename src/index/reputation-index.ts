@@ -166,6 +166,7 @@ export class ReputationIndex {
     this.networkCount = 0;
     this.intervals4 = null;
     this.generation++;
+    this.changed(null);
     return v4.length + v6.length;
   }
 
@@ -220,6 +221,21 @@ export class ReputationIndex {
     };
   }
 
+  private readonly watchers = new Set<(ip: Ip | null) => void>();
+
+  /**
+   * Calls `listener` after every change: with the address that entered, changed or left, or with null for anything
+   * wider (a listed network, every network, the allowlist's touch). Returns the unsubscriber.
+   */
+  watch(listener: (ip: Ip | null) => void): () => void {
+    this.watchers.add(listener);
+    return () => this.watchers.delete(listener);
+  }
+
+  private changed(ip: Ip | null): void {
+    for (const watcher of this.watchers) watcher(ip);
+  }
+
   /** Called whenever an address enters, changes or leaves: caches of answers drop what they hold for it. */
   onAddressChanged: ((ip: Ip) => void) | null = null;
 
@@ -235,6 +251,7 @@ export class ReputationIndex {
     this.write(slot, record);
     this.generation++;
     this.onAddressChanged?.(ip);
+    this.changed(ip);
   }
 
   /** Like upsert, but leaves the address alone (nothing is signalled) when the record is the same. */
@@ -255,6 +272,7 @@ export class ReputationIndex {
     this.freeSlots.push(slot);
     this.generation++;
     this.onAddressChanged?.(ip);
+    this.changed(ip);
     return true;
   }
 
@@ -277,6 +295,7 @@ export class ReputationIndex {
     this.write(slot, record);
     this.generation++;
     this.onNetworkChanged?.(cidr);
+    this.changed(null);
   }
 
   removeNetwork(cidr: Cidr): boolean {
@@ -290,6 +309,7 @@ export class ReputationIndex {
     this.networkCount--;
     this.generation++;
     this.onNetworkChanged?.(cidr);
+    this.changed(null);
     return true;
   }
 
@@ -330,6 +350,7 @@ export class ReputationIndex {
   /** Marks an unrelated change (allowlist, listed networks) that changes what lists contain. */
   touch(): void {
     this.generation++;
+    this.changed(null);
   }
 
   private write(slot: number, r: AddressRecord): void {

@@ -1,6 +1,7 @@
 // The bouncers and their decision cursors (contract 14): one module for both tables, which change together.
 
 import { type Store, inTransaction } from "./database";
+import { alignedCopy } from "./decision-journal";
 
 export type BouncerMode = "nftables" | "ipset" | "iptables";
 
@@ -15,11 +16,19 @@ export interface BouncerRow {
   lastMetricsAt: number | null;
 }
 
+/** Entries that entered a journal in (fromSeq, toSeq], last sent to the bouncer at sentAtSeconds. */
+export type RefreshBatch = [sentAtSeconds: number, fromSeq: number, toSeq: number];
+
+/** What a bouncer holds: the journal it follows and the sequence number of the list it was last sent whole. */
 export interface CursorRow {
   lastPullAt: number;
-  ids: Float64Array;
-  sentAt: Uint32Array;
-  v6Values: Record<string, string>;
+  /** Null: a cursor written before the journal (`legacy` holds what it was sent), or emptied. */
+  filterKey: string | null;
+  seq: number;
+  /** When what it holds was sent, oldest first: the head is the next to need sending again. */
+  refreshQueue: RefreshBatch[];
+  /** A cursor written before the journal: the ids it was sent. */
+  legacy: { ids: Float64Array; v6Values: Record<string, string> } | null;
 }
 
 /**
@@ -58,12 +67,14 @@ export class BouncerTables {
         `SELECT ${CURSOR_COLUMNS} FROM decision_cursors WHERE api_key_id = ? AND client_address = ?`,
       ),
       // Replaced, not updated: the row gets a new rowid, which orders the cursors by when they were saved.
-      saveCursor: db.prepare<unknown, [number, string, number, Uint8Array, Uint8Array, string]>(
-        `INSERT OR REPLACE INTO decision_cursors (api_key_id, client_address, last_pull_at, ids, sent_at, v6_values) VALUES (?, ?, ?, ?, ?, ?)`,
+      saveCursor: db.prepare<unknown, [number, string, number, string | null, number, string]>(
+        `INSERT OR REPLACE INTO decision_cursors (api_key_id, client_address, last_pull_at, ids, sent_at, v6_values, filter_key, seq, refresh_queue)
+         VALUES (?, ?, ?, x'', x'', '{}', ?, ?, ?)`,
       ),
       // An idle cursor is emptied rather than deleted: its row still tells `bouncer list` the last pull.
       emptyIdleCursors: db.prepare<unknown, [number]>(
-        "UPDATE decision_cursors SET ids = x'', sent_at = x'', v6_values = '{}' WHERE last_pull_at <= ? AND length(ids) > 0",
+        `UPDATE decision_cursors SET ids = x'', sent_at = x'', v6_values = '{}', filter_key = NULL, seq = NULL, refresh_queue = NULL
+         WHERE last_pull_at <= ? AND (filter_key IS NOT NULL OR length(ids) > 0)`,
       ),
       // The most recently saved by rowid, not by last_pull_at: after the clock steps back, the wall-clock times
       // would make the bouncer that pulled last look the oldest.
@@ -113,44 +124,48 @@ export class BouncerTables {
     inTransaction(this.store, () => {
       this.stmt.emptyIdleCursors.run(limits.idleSince);
       this.stmt.dropOtherCursorsBeyond.run(apiKeyId, clientAddress, limits.perOwner - 1);
-      this.stmt.saveCursor.run(apiKeyId, clientAddress, c.lastPullAt, c.ids, c.sentAt, c.v6Values);
+      this.stmt.saveCursor.run(apiKeyId, clientAddress, c.lastPullAt, c.filterKey, c.seq, c.refreshQueue);
     });
   }
 
   /** Every cursor's last pull, newest first. */
   pulls(): PullView[] {
-    return this.stmt.pulls.all();
+    // A cursor of a pull narrowed by scopes or scenarios is kept under "<address> <what it asked>".
+    return this.stmt.pulls.all().map((p) => ({ ...p, clientAddress: p.clientAddress.split(" ")[0] }));
   }
 }
 
-/** The columns of a cursor as CursorColumns reads them (the server's table and an edge's file share them). */
-export const CURSOR_COLUMNS = "last_pull_at AS lastPullAt, ids, sent_at AS sentAt, v6_values AS v6Values";
+/**
+ * The columns of a cursor as CursorColumns reads them (the server's table and an edge's file share them). The ids
+ * of a cursor written before the journal are read only when it has no journal: a pull reads a small row.
+ */
+export const CURSOR_COLUMNS = `last_pull_at AS lastPullAt, filter_key AS filterKey, seq, refresh_queue AS refreshQueue,
+  CASE WHEN filter_key IS NULL THEN ids END AS ids, CASE WHEN filter_key IS NULL THEN v6_values END AS v6Values`;
 
 export interface CursorColumns {
   lastPullAt: number;
-  ids: Uint8Array;
-  sentAt: Uint8Array;
-  v6Values: string;
+  filterKey: string | null;
+  seq: number | null;
+  refreshQueue: string | null;
+  ids: Uint8Array | null;
+  v6Values: string | null;
 }
 
-/** A cursor as its columns store it: the typed arrays' bytes, the IPv6 values as JSON. */
-export function cursorColumns(cursor: CursorRow): CursorColumns {
-  const bytes = (a: Float64Array | Uint32Array) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-  return { lastPullAt: cursor.lastPullAt, ids: bytes(cursor.ids), sentAt: bytes(cursor.sentAt), v6Values: JSON.stringify(cursor.v6Values) };
+/** A cursor as its columns store it (the legacy columns are emptied once it follows a journal). */
+export function cursorColumns(cursor: CursorRow): { lastPullAt: number; filterKey: string | null; seq: number; refreshQueue: string } {
+  return { lastPullAt: cursor.lastPullAt, filterKey: cursor.filterKey, seq: cursor.seq, refreshQueue: JSON.stringify(cursor.refreshQueue) };
 }
 
 export function cursorOfColumns(row: CursorColumns): CursorRow {
+  const legacy =
+    row.filterKey === null && row.ids !== null && row.ids.byteLength > 0
+      ? { ids: new Float64Array(alignedCopy(row.ids).buffer), v6Values: JSON.parse(row.v6Values ?? "{}") as Record<string, string> }
+      : null;
   return {
     lastPullAt: row.lastPullAt,
-    ids: new Float64Array(copyOf(row.ids).buffer),
-    sentAt: new Uint32Array(copyOf(row.sentAt).buffer),
-    v6Values: JSON.parse(row.v6Values) as Record<string, string>,
+    filterKey: row.filterKey,
+    seq: row.seq ?? 0,
+    refreshQueue: row.refreshQueue === null ? [] : (JSON.parse(row.refreshQueue) as RefreshBatch[]),
+    legacy,
   };
-}
-
-/** A fresh, aligned copy of a blob (SQLite's buffers may start at any offset). */
-function copyOf(bytes: Uint8Array): Uint8Array {
-  const copy = new Uint8Array(bytes.byteLength);
-  copy.set(bytes);
-  return copy;
 }

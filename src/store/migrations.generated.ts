@@ -130,5 +130,19 @@ export const embeddedMigrations: EmbeddedMigration[] = [
     "bps": true,
     "folderMillis": 1795941057461,
     "hash": "1640b768516bf65a2efc827a22945ffa004349980682fef0cfaf0c0aee26f25e"
+  },
+  {
+    "tag": "0007_decision-journal",
+    "sql": [
+      "CREATE TABLE `decision_changes` (\n\t`filter_key` text NOT NULL,\n\t`seq` integer NOT NULL,\n\t`id` integer NOT NULL,\n\t`entered` integer NOT NULL,\n\t`at` integer NOT NULL,\n\t`v6_value` text,\n\tPRIMARY KEY(`filter_key`, `seq`, `id`)\n);\n",
+      "\nCREATE INDEX `decision_changes_left_at` ON `decision_changes` (`filter_key`,`entered`,`at`);",
+      "\nCREATE TABLE `decision_journals` (\n\t`filter_key` text PRIMARY KEY NOT NULL,\n\t`seq` integer NOT NULL,\n\t`checkpoint_seq` integer NOT NULL,\n\t`pruned_seq` integer NOT NULL,\n\t`ids` blob NOT NULL,\n\t`entered` blob NOT NULL,\n\t`v6_values` text NOT NULL\n);\n",
+      "\nALTER TABLE `decision_cursors` ADD `filter_key` text;",
+      "\nALTER TABLE `decision_cursors` ADD `seq` integer;",
+      "\nALTER TABLE `decision_cursors` ADD `refresh_queue` text;"
+    ],
+    "bps": true,
+    "folderMillis": 1795946713520,
+    "hash": "6f3471d914a6d714441b4d94ae9cf1bb56d626d30163838087e9a5a512150b0f"
   }
 ];

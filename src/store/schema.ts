@@ -389,8 +389,49 @@ export const decisionCursors = sqliteTable(
     sentAt: blob("sent_at", { mode: "buffer" }).notNull(),
     /** JSON: the value of each IPv6 decision id (IPv4 ids carry their value). */
     v6Values: text("v6_values").notNull(),
+    /**
+     * The journal (decision_journals) this cursor follows, and the sequence number of its list the bouncer holds;
+     * null on a cursor written before the journal (ids, sent_at and v6_values then hold what was sent) or emptied.
+     */
+    filterKey: text("filter_key"),
+    seq: integer("seq"),
+    /** JSON [[sentAtSeconds, fromSeq, toSeq], ...]: when the entries that entered in (from, to] were last sent, oldest first. */
+    refreshQueue: text("refresh_queue"),
   },
   (t) => [primaryKey({ columns: [t.apiKeyId, t.clientAddress] })],
+);
+
+/**
+ * The decisions each bouncer filter lists, as a journal (services/bouncers/decision-journal.ts): a checkpoint of
+ * the list at `checkpoint_seq` (ids ascending, the sequence number each entered at) and the changes after it in
+ * decision_changes; `seq` is the newest. Changes up to `pruned_seq` may be gone (older than 620 h).
+ */
+export const decisionJournals = sqliteTable("decision_journals", {
+  filterKey: text("filter_key").primaryKey(),
+  seq: integer("seq").notNull(),
+  checkpointSeq: integer("checkpoint_seq").notNull(),
+  prunedSeq: integer("pruned_seq").notNull(),
+  /** Float64Array of the decision ids listed at checkpoint_seq, ascending. */
+  ids: blob("ids", { mode: "buffer" }).notNull(),
+  /** Uint32Array: the sequence number each of those entered at. */
+  entered: blob("entered", { mode: "buffer" }).notNull(),
+  /** JSON: the value of each IPv6 decision id among them. */
+  v6Values: text("v6_values").notNull(),
+});
+
+/** One decision entering (entered 1) or leaving (0) a filter's list at a sequence number; kept 620 h. */
+export const decisionChanges = sqliteTable(
+  "decision_changes",
+  {
+    filterKey: text("filter_key").notNull(),
+    seq: integer("seq").notNull(),
+    id: integer("id").notNull(),
+    entered: integer("entered").notNull(),
+    at: integer("at").notNull(),
+    /** An IPv6 decision's value (IPv4 ids carry theirs). */
+    v6Value: text("v6_value"),
+  },
+  (t) => [primaryKey({ columns: [t.filterKey, t.seq, t.id] }), index("decision_changes_left_at").on(t.filterKey, t.entered, t.at)],
 );
 
 export const jobRuns = sqliteTable("job_runs", {
@@ -429,6 +470,8 @@ export const schemaTables = {
   feedEntries,
   bouncers,
   decisionCursors,
+  decisionJournals,
+  decisionChanges,
   jobRuns,
   meta,
 };

@@ -46,7 +46,7 @@ test("/api/v2: a report with two categories, then check and the 15-minute rule",
   const again = await server.request("POST", "/api/v2/report", { headers: { Key: key, "content-type": "application/x-www-form-urlencoded" }, body: form.toString() });
   expect(again.status).toBe(429);
   expect(again.headers.get("x-ratelimit-limit")).not.toBeNull();
-});
+}, 60_000);
 
 test("a bouncer's cursor survives SIGKILL between pulls; the bouncer key from the CLI works at once", async () => {
   let server = await start();
@@ -71,4 +71,4 @@ test("a bouncer's cursor survives SIGKILL between pulls; the bouncer key from th
   expect(await pull()).toEqual({ new: [], deleted: [] });
   const list = await runCli(sandbox, ["bouncer", "list", "--json"]);
   expect(JSON.parse(list.stdout)[0]).toMatchObject({ name: "edge", lastPullFrom: "127.0.0.1" });
-});
+}, 60_000);

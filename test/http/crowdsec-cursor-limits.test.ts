@@ -1,8 +1,8 @@
 // Bouncers' decision cursors are bounded (contract 14, docs/decisions.md): a key keeps the cursors of its 64 most
 // recently pulled client addresses (a key configured on an edge or snapshot server, 1,024), and a cursor not
-// pulled for 620 hours (the longest decision duration, 596 h,
-// and a day) is dropped. A bouncer whose cursor was dropped gets the startup answer, which is then exactly right:
-// whatever it was sent has run out of its firewall, or (cap) it cannot be told apart from a new bouncer.
+// pulled for 620 hours (the longest decision duration, 596 h, and a day) is dropped. A bouncer whose cursor was
+// dropped gets everything listed, and in `deleted` what left the list within its duration (the removal log,
+// persisted: it survives a restart), so it never keeps a stale entry until it times out.
 // On a primary (its table), a snapshot server (in memory) and an edge (its cursors' file), through real pulls from
 // real client addresses (127.0.x.y on loopback).
 
@@ -57,7 +57,7 @@ afterAll(async () => {
 
 async function primary(): Promise<Target> {
   const user = await addUser(h);
-  const count = h.store.sqlite.prepare<{ n: number }, [number]>("SELECT count(*) AS n FROM decision_cursors WHERE api_key_id = ? AND length(ids) > 0");
+  const count = h.store.sqlite.prepare<{ n: number }, [number]>("SELECT count(*) AS n FROM decision_cursors WHERE api_key_id = ? AND filter_key IS NOT NULL");
   return { port: Number(new URL(h.url).port), key: user.key, perKey: PER_KEY, storedCursors: () => count.get(user.keyId)!.n, close: async () => {} };
 }
 
@@ -129,11 +129,11 @@ describe.each([
     // The newest perKey (the startup pull's address being older than all of them) are deltas: nothing changed.
     for (let n = pulled - t.perKey + 1; n <= pulled; n++) expect(await pullFrom(t, client(n))).toEqual({ new: [], deleted: [] });
     if (t.storedCursors() >= 0) expect(t.storedCursors()).toBe(t.perKey);
-    // The one just older was dropped: its bouncer is told everything again, and nothing in deleted, as a startup
-    // answer would (and the least recently pulled now makes room for it).
+    // The one just older was dropped: its bouncer is told everything again, and in deleted what left the list
+    // (nothing here; see the removal log's test below), and the least recently pulled now makes room for it.
     expectStartupAnswer(await pullFrom(t, client(pulled - t.perKey)), listed);
     if (t.storedCursors() >= 0) expect(t.storedCursors()).toBe(t.perKey);
-  });
+  }, 120_000);
 
   test("a cursor not pulled for 620 hours is dropped: its bouncer's next pull is the startup answer (what it held ran out); one pulled since is kept", async () => {
     // The last two addresses of the test before were pulled last (each pull moves the clock a second).
@@ -152,7 +152,7 @@ describe.each([
     if (t.storedCursors() >= 0) expect(t.storedCursors()).toBe(3);
     // And on the snapshot server, where they cannot be counted: an idle one gets the startup answer.
     expectStartupAnswer(await pullFrom(t, client(newest - 50)), listed);
-  });
+  }, 60_000);
 });
 
 test("on a primary, a bouncer whose cursors went idle still shows its last pull and where it came from", async () => {
@@ -185,3 +185,21 @@ test("on an edge each configured key keeps its own cursors: two keys pulled from
     await t.close();
   }
 });
+
+test("on a primary, a bouncer whose cursor was crowded out is told what left the list meanwhile, after a restart too", async () => {
+  const feeds = h.services.feeds;
+  feeds.importText("crowd", "198.18.44.1\n198.18.44.2\n", { category: "HACKING", severity: 4, replace: true });
+  const port = () => Number(new URL(h.url).port);
+  const t: Target = { port: port(), key: (await addUser(h)).key, perKey: PER_KEY, storedCursors: () => -1, close: async () => {} };
+  expect(values((await pullFrom(t, "127.0.33.1", "startup=true")).new)).toContain("198.18.44.2");
+  // 198.18.44.2 leaves the list while 64 other bouncers of the key crowd the first one's cursor out.
+  feeds.importText("crowd", "198.18.44.1\n", { category: "HACKING", severity: 4, replace: true });
+  for (let n = 1; n <= PER_KEY; n++) await pullFrom(t, `127.0.34.${n}`, "startup=true");
+  h = await h.reopen();
+  const answer = await pullFrom({ ...t, port: port() }, "127.0.33.1");
+  expect(values(answer.deleted)).toEqual(["198.18.44.2"]);
+  expect(values(answer.new)).toContain("198.18.44.1");
+  expect(values(answer.new)).not.toContain("198.18.44.2");
+  // Its new cursor follows the journal: nothing more to say.
+  expect(await pullFrom({ ...t, port: port() }, "127.0.33.1")).toEqual({ new: [], deleted: [] });
+}, 120_000);

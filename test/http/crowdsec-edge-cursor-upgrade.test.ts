@@ -1,7 +1,9 @@
 // An edge's bouncer-cursors file survives restarts and upgrades (contract 14, docs/decisions.md "Edges": a swap or
 // a restart must not send a bouncer the startup answer, since bouncers remove only what comes in `deleted`). Files
 // written before each configured key had its own cursors hold them under `user0` (every key was user 0 then):
-// the first pull after upgrading still gets the difference from them, with what left the list in `deleted`.
+// the first pull after upgrading still gets the difference from them, with what left the list in `deleted`; so do
+// files written before the journal (a cursor then held the ids it was sent), and a bouncer whose cursor was dropped
+// (the journal's removal log, in the same file).
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
@@ -15,9 +17,12 @@ import { createApp } from "../../src/http/app";
 import { listen } from "../../src/http/server";
 import { exportSnapshot } from "../../src/services/snapshots/export";
 import { EdgeCursorFile } from "../../src/store/edge-cursors";
+import { v4DecisionId } from "../../src/domain/decisions";
+import { parseIp } from "../../src/domain/ip";
 import { type DecisionStream, pullDecisions } from "../support/decision-pull";
 import { createHarness, type Harness } from "../support/harness";
 
+const ipv4Value = (text: string) => (parseIp(text) as { value: number }).value;
 const KEY = "static-key-for-the-edge-upgrade-0123456789";
 const FROM = "127.0.0.1";
 
@@ -93,3 +98,44 @@ test("a cursors' file written by the version before the limits (rows `user0|<cli
   expect(answer.deleted.map((d) => d.value)).toEqual(["198.51.100.8"]);
   expect(answer.new).toEqual([]);
 });
+
+test("a bouncer whose cursor the edge dropped is told, after a swap and a restart, what left the list (the removal log in the cursors' file)", async () => {
+  const file = join(dir, "removal-log.sqlite");
+  const first = await serve(before, file);
+  expect((await pull(first.port, "startup=true")).new.map((d) => d.value).sort()).toEqual(["198.51.100.7", "198.51.100.8"]);
+  await first.close();
+  // The swap: another bouncer's pull brings the journal up to the new snapshot (198.51.100.8 left).
+  const second = await serve(after, file);
+  expect((await pullDecisions(second.port, KEY, "127.0.0.2", "startup=true")).new.map((d) => d.value)).toEqual(["198.51.100.7"]);
+  await second.close();
+  // The first bouncer's cursor is dropped (as the per-key cap or idleness would), and the edge restarts.
+  const db = new Database(file);
+  db.run(`DELETE FROM decision_cursors WHERE cursor_key LIKE '%|${FROM}'`);
+  db.close();
+  const third = await serve(after, file);
+  try {
+    const answer = await pull(third.port);
+    expect(answer.deleted.map((d) => d.value)).toEqual(["198.51.100.8"]);
+    expect(answer.new.map((d) => d.value)).toEqual(["198.51.100.7"]);
+  } finally {
+    await third.close();
+  }
+}, 60_000);
+
+test("a cursors' file written before the journal (the ids each bouncer was sent) still tells the bouncer what left", async () => {
+  const file = join(dir, "before-journal.sqlite");
+  // The file as the version before the journal wrote it for a bouncer sent 198.51.100.7 and .8.
+  const ids = Float64Array.from(["198.51.100.7", "198.51.100.8"].map((ip) => v4DecisionId(ipv4Value(ip), 32)));
+  const db = new Database(file, { create: true });
+  db.run("CREATE TABLE decision_cursors (cursor_key TEXT PRIMARY KEY, last_pull_at INTEGER NOT NULL, ids BLOB NOT NULL, sent_at BLOB NOT NULL, v6_values TEXT NOT NULL)");
+  db.run("INSERT INTO decision_cursors VALUES (?, ?, ?, ?, '{}')", [`user0|${FROM}`, h.clock.now(), new Uint8Array(ids.buffer), new Uint8Array(new Uint32Array([h.clock.now() / 1000, h.clock.now() / 1000]).buffer)]);
+  db.close();
+  const edge = await serve(after, file);
+  try {
+    const answer = await pull(edge.port);
+    expect(answer.deleted.map((d) => d.value)).toEqual(["198.51.100.8"]);
+    expect(await pull(edge.port)).toEqual({ new: [], deleted: [] });
+  } finally {
+    await edge.close();
+  }
+}, 60_000);

@@ -4,6 +4,7 @@
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
+import { currentDecisions } from "../../src/services/bouncers/decision-list";
 import { BouncerRegistry } from "../../src/services/bouncers/registry";
 import { BouncerTables } from "../../src/store/bouncers";
 import { listen } from "../../src/http/server";
@@ -196,7 +197,44 @@ describe("cursors", () => {
     expect(again.new.length).toBeGreaterThan(100_000);
     expect(await pull(fresh.key)).toEqual({ new: [], deleted: [] });
     h.services.feeds.remove("many");
-  });
+  }, 60_000);
+
+  test("a delta pull's work follows what changed since its cursor, not the size of the list", async () => {
+    const lines = Array.from({ length: 20_000 }, (_, i) => `10.200.${(i >> 8) & 255}.${i & 255}`).join("\n");
+    h.services.feeds.importText("sized", lines, { category: "HACKING", severity: 4, replace: true });
+    const fresh = await addUser(h);
+    expect((await pull(fresh.key, "startup=true")).new.length).toBeGreaterThanOrEqual(20_000);
+    const { bouncers } = h.services;
+    const counted = () => bouncers.work.entriesVisited + bouncers.journalRowsRead;
+    let before = counted();
+    for (let i = 0; i < 5; i++) expect(await pull(fresh.key)).toEqual({ new: [], deleted: [] });
+    expect(counted() - before).toBe(0);
+    // One address leaves and one enters: two changes read.
+    h.services.feeds.importText("sized", `${lines.slice(lines.indexOf("\n") + 1)}\n10.201.0.1`, { category: "HACKING", severity: 4, replace: true });
+    before = counted();
+    const delta = await pull(fresh.key);
+    expect(values(delta.new)).toEqual(["10.201.0.1"]);
+    expect(values(delta.deleted)).toEqual(["10.200.0.0"]);
+    expect(counted() - before).toBe(4);
+    h.services.feeds.remove("sized");
+  }, 60_000);
+
+  test("reports that change addresses update the list from those addresses alone, and it stays what the index lists", async () => {
+    const fresh = await addUser(h);
+    await pull(fresh.key, "startup=true");
+    const { bouncers } = h.services;
+    const computed = bouncers.work.listsComputed;
+    await report("198.51.100.60", 3); // enters (CRITICAL)
+    await report("2001:db8::60", 3);
+    await report("198.51.100.61", 1); // MEDIUM: not listed
+    const delta = await pull(fresh.key);
+    expect(values(delta.new)).toEqual(["198.51.100.60", "2001:db8::60"]);
+    expect(bouncers.work.listsComputed).toBe(computed);
+    // What the journal holds is what the whole list computed from the index gives.
+    const listed = currentDecisions(h.services.index, h.services.allowlist.set, { minimumRisk: "HIGH", categories: null, expandNetworks: false });
+    const startup = await pull((await addUser(h)).key, "startup=true");
+    expect(startup.new.map((d) => d.id).sort((a, b) => a - b)).toEqual([...listed.ids]);
+  }, 60_000);
 
   test("cursors survive a restart of the appliance", async () => {
     const fresh = await addUser(h);
@@ -207,7 +245,7 @@ describe("cursors", () => {
     const after = await pull(fresh.key);
     expect(values(after.new)).toEqual(["198.51.100.5"]);
     expect(after.deleted).toEqual([]);
-  });
+  }, 60_000);
 });
 
 describe("bouncers added with the CLI's registry", () => {
@@ -220,7 +258,7 @@ describe("bouncers added with the CLI's registry", () => {
     expect(n.new.some((d) => d.scope === "Range" && d.value === "203.0.113.0/24")).toBe(true);
     const i = await pull(ipset.key, "startup=true");
     expect(i.new.filter((d) => d.value.startsWith("203.0.113."))).toEqual([expect.objectContaining({ scope: "Range", value: "203.0.113.0/24" })]);
-  });
+  }, 60_000);
 
   test("a bouncer's duration, and an entry still listed sent again in deleted and new before it runs out", async () => {
     const short = await registry().add({ name: "short", mode: "ipset", duration: "2h" });
@@ -234,7 +272,7 @@ describe("bouncers added with the CLI's registry", () => {
     expect(refreshed.new.length).toBe(count);
     expect(values(refreshed.deleted)).toEqual(values(refreshed.new));
     expect(await pull(short.key)).toEqual({ new: [], deleted: [] });
-  });
+  }, 60_000);
 
   test("list shows the last pull and where it came from; delete revokes the key", async () => {
     const view = registry().list().find((b) => b.name === "short")!;

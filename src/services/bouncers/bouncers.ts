@@ -4,9 +4,8 @@
 // everything, networks as Range decisions only).
 //
 // Cursors are bounded (docs/decisions.md): a key keeps those of its CURSORS_PER_KEY most recently pulled client
-// addresses, and one not pulled for CURSOR_IDLE_LIMIT_MS is dropped. A pull without a cursor gets the startup
-// answer, which is then right: an idle cursor's bouncer holds nothing from us any more (it all ran out), and one
-// crowded out cannot be told apart from a new bouncer.
+// addresses, and one not pulled for CURSOR_IDLE_LIMIT_MS is dropped. A cursor is a point in its filter's journal
+// (decision-journal.ts); a pull without one gets everything listed and the journal's removal log in `deleted`.
 
 import type { Category } from "../../domain/categories";
 import type { Clock } from "../../domain/clock";
@@ -17,9 +16,11 @@ import { RISK_LEVELS, type RiskLevel } from "../../domain/risk";
 import { NOT_FOUND } from "../../index/radix-common";
 import type { ReputationIndex } from "../../index/reputation-index";
 import type { BouncerRow, BouncerTables, CursorLimits, CursorRow } from "../../store/bouncers";
+import { DecisionJournalTables } from "../../store/decision-journal";
 import type { Allowlist } from "../allowlist/allowlist";
-import { type DecisionFilter, type DecisionList, currentDecisions } from "./decision-list";
-import { decisionsJson, planPull, streamPull } from "./decision-stream";
+import { type DecisionFilter, addressDecision, currentDecisions } from "./decision-list";
+import { FilterJournal, JOURNAL_KEEP_MS, type PullWork } from "./decision-journal";
+import { type PullView, decisionsJson, planPull, streamPull } from "./decision-stream";
 
 const DEFAULT_FILTER: DecisionFilter = { minimumRisk: "HIGH", categories: null, expandNetworks: false };
 /** A decision's scenario by the risk level of its entry (one string each, not one per decision). */
@@ -42,7 +43,7 @@ export const CURSORS_PER_STATIC_KEY = 1024;
  * so it has run out of the bouncer's firewall, and the startup answer is what that bouncer needs (a day more, for
  * an answer's transfer and the bouncer's own work, before it adds what it received).
  */
-export const CURSOR_IDLE_LIMIT_MS = (MAX_DECISION_DURATION_SECONDS + 24 * 3600) * 1000;
+export const CURSOR_IDLE_LIMIT_MS = JOURNAL_KEEP_MS;
 
 export interface PullOptions {
   startup: boolean;
@@ -60,6 +61,8 @@ export interface BouncerDeps {
   expireDue: () => void;
   /** The tables; null on a read-only snapshot server, which knows no bouncers and keeps cursors in `cursors`. */
   tables: BouncerTables | null;
+  /** The filters' journals: the primary's tables (none: the cursor keeper's, on a snapshot server or an edge). */
+  journal?: DecisionJournalTables;
   /**
    * A snapshot server's cursors, by key and client address (default: in memory). An edge passes the same keeper
    * to the services of every snapshot it swaps in, so a bouncer's next pull after a swap is told what left.
@@ -75,6 +78,8 @@ export interface CursorKeeper {
   get(owner: string, client: string): CursorRow | undefined;
   /** Saves `client`'s cursor, dropping the owner's others beyond `limits.perOwner` and every idle cursor. */
   save(owner: string, client: string, cursor: CursorRow, limits: CursorLimits): void;
+  /** The journals of the lists its cursors follow, kept as long as the cursors. */
+  readonly journal: DecisionJournalTables;
   /** Releases what it holds open (an edge's file). */
   close?(): void;
 }
@@ -82,6 +87,7 @@ export interface CursorKeeper {
 /** Cursors in memory: per owner, a Map by client address in the order they were saved, the least recent first. */
 export class MemoryCursors implements CursorKeeper {
   private readonly owners = new Map<string, Map<string, CursorRow>>();
+  readonly journal = DecisionJournalTables.inMemory();
 
   get(owner: string, client: string): CursorRow | undefined {
     return this.owners.get(owner)?.get(client);
@@ -111,42 +117,67 @@ interface OwnerCursors {
 
 export class Bouncers {
   private readonly cursors: CursorKeeper;
+  private readonly journalTables: DecisionJournalTables;
   private allowlistChanges = 0;
-  private cache = new Map<string, { state: string; list: DecisionList }>();
+  private readonly journals = new Map<string, FilterJournal>();
+  private readonly bouncerByKey = new Map<number, BouncerRow | null>();
+  private readonly journalByBouncer = new WeakMap<BouncerRow, FilterJournal>();
+  private defaultJournal: FilterJournal | null = null;
+  /** Entries pulls looked at one by one, and lists computed whole (tests count work with them, not time). */
+  readonly work: PullWork & { listsComputed: number } = { entriesVisited: 0, listsComputed: 0 };
 
   constructor(private readonly deps: BouncerDeps) {
     this.cursors = deps.cursors ?? new MemoryCursors();
+    this.journalTables = deps.journal ?? this.cursors.journal;
     deps.allowlist.onChange(() => this.allowlistChanges++);
+    // Each journal hears which addresses changed, so its next sync updates the list from them alone.
+    deps.index.watch((ip) => {
+      for (const journal of this.journals.values()) journal.noteChange(ip);
+    });
+  }
+
+  /** Change rows the journals read (tests count work with it). */
+  get journalRowsRead(): number {
+    return this.journalTables.rowsRead;
   }
 
   noteUsageMetrics(principal: Principal): void {
     if (principal.apiKeyId !== null && this.deps.tables !== null) this.deps.tables.noteMetrics(principal.apiKeyId, this.deps.clock.now());
   }
 
+  /**
+   * A key's bouncer (null: an API key that is none), read once per key: a bouncer's filter never changes (it is
+   * deleted with its key, and a key never becomes a bouncer's later), so `GET /v1/decisions` runs no SQL.
+   */
   private bouncerOf(principal: Principal): BouncerRow | null {
-    return this.deps.tables === null || principal.apiKeyId === null ? null : this.deps.tables.byKey(principal.apiKeyId);
+    const keyId = principal.apiKeyId;
+    if (this.deps.tables === null || keyId === null) return null;
+    let row = this.bouncerByKey.get(keyId);
+    if (row === undefined) {
+      row = this.deps.tables.byKey(keyId);
+      if (this.bouncerByKey.size >= 4096) this.bouncerByKey.clear();
+      this.bouncerByKey.set(keyId, row);
+    }
+    return row;
   }
 
   /** One pull: the body as a stream; the cursor is committed once the body went out whole. */
   pull(principal: Principal, clientAddress: string, options: PullOptions): ReadableStream<Uint8Array> {
     const bouncer = this.bouncerOf(principal);
     const duration = bouncer?.durationSeconds ?? MAX_DECISION_DURATION_SECONDS;
-    const list = this.wanted(this.listFor(bouncer), options);
+    const journal = this.journalFor(bouncer);
+    const view = this.viewOf(options);
+    // A pull narrowed by scopes or scenarios has its own cursor: what it leaves out it says nothing of.
+    const client = view.key === "" ? clientAddress : `${clientAddress} ${view.key}`;
     const cursors = this.cursorsOf(principal);
     const now = this.deps.clock.now();
     const perOwner = principal.via === "static_key" ? CURSORS_PER_STATIC_KEY : CURSORS_PER_KEY;
     const limits: CursorLimits = { perOwner, idleSince: now - CURSOR_IDLE_LIMIT_MS };
     // An idle cursor answers as none, whether or not a save has dropped it yet.
-    const kept = cursors.get(clientAddress);
+    const kept = cursors.get(client);
     const cursor = kept !== null && kept.lastPullAt > limits.idleSince ? kept : null;
-    // Entries of a scope this pull leaves out stay as the bouncer holds them: they did not leave the list.
-    const heldValue = (id: number) => cursor?.v6Values[id];
-    const outOfPull = options.scopes.has("ip") && options.scopes.has("range") ? null : (id: number) => {
-      const scope = decisionScope(id, heldValue);
-      return scope !== null && !options.scopes.has(scope);
-    };
-    const plan = planPull(list, cursor, options.startup, now, duration, outOfPull);
-    return streamPull(plan, now, duration, (id) => this.scenarioOf(id), () => cursors.save(clientAddress, plan.next, limits));
+    const plan = planPull(journal, cursor, options.startup, now, duration, this.work);
+    return streamPull(plan, now, duration, (id) => this.scenarioOf(id), () => cursors.save(client, plan.next, limits), view);
   }
 
   private cursorsOf(principal: Principal): OwnerCursors {
@@ -169,55 +200,67 @@ export class Bouncers {
   decisionsAround(principal: Principal, key: Ip | Cidr): string | null {
     const bouncer = this.bouncerOf(principal);
     const duration = bouncer?.durationSeconds ?? MAX_DECISION_DURATION_SECONDS;
-    const list = this.listFor(bouncer);
+    const list = this.journalFor(bouncer).list;
     const ip = "prefixLength" in key ? key.network : key;
     const top = "prefixLength" in key ? key.prefixLength : ip.version === 4 ? 32 : 128;
-    const found: { id: number; v6Value: string | null; scenario: string }[] = [];
+    let found: { id: number; v6Value: string | null; scenario: string }[] | null = null;
     const now = this.deps.clock.now();
     const words = new Uint32Array(4);
     for (let len = top; len >= 0; len--) {
       let id: number;
       // An IPv4 id carries its address and prefix length; an IPv6 one's value is written from the text.
-      let v6Value: string | null = null;
       if (ip.version === 4) {
         id = v4DecisionId((ip.value & ipv4Mask(len)) >>> 0, len);
       } else {
         for (let w = 0; w < 4; w++) words[w] = (ip.words[w] & ipv4Mask(Math.min(32, Math.max(0, len - 32 * w)))) >>> 0;
         id = v6DecisionId(words, len);
-        v6Value = v6DecisionValue(words, len).value;
       }
-      if (includes(list.ids, id)) found.push({ id, v6Value, scenario: this.scenarioOf(id) });
+      if (!includes(list.ids, id)) continue;
+      const v6Value = ip.version === 4 ? null : v6DecisionValue(words, len).value;
+      (found ??= []).push({ id, v6Value, scenario: this.scenarioOf(id) });
     }
-    return found.length === 0 ? null : decisionsJson(found, duration, now + duration * 1000);
+    return found === null ? null : decisionsJson(found, duration, now + duration * 1000);
   }
 
-  /** The list a bouncer's filter gives now, computed once per index generation and allowlist change. */
-  private listFor(bouncer: BouncerRow | null): DecisionList {
+  /** The journal of a bouncer's filter, brought up to the list now (computed again only after a change). */
+  private journalFor(bouncer: BouncerRow | null): FilterJournal {
     this.deps.expireDue();
-    const filter: DecisionFilter = bouncer === null
-      ? DEFAULT_FILTER
-      : { minimumRisk: bouncer.minimumRisk as RiskLevel, categories: bouncer.categories === null ? null : (bouncer.categories.split(",") as Category[]), expandNetworks: bouncer.mode === "nftables" };
-    const filterKey = `${filter.minimumRisk}|${filter.categories?.join(",") ?? ""}|${filter.expandNetworks}`;
-    const state = `${this.deps.index.generation}|${this.allowlistChanges}`;
-    const cached = this.cache.get(filterKey);
-    if (cached !== undefined && cached.state === state) return cached.list;
-    const list = currentDecisions(this.deps.index, this.deps.allowlist.set, filter);
-    this.cache.set(filterKey, { state, list });
-    return list;
+    let journal = bouncer === null ? this.defaultJournal : this.journalByBouncer.get(bouncer);
+    if (journal == null) {
+      const filter: DecisionFilter = bouncer === null
+        ? DEFAULT_FILTER
+        : { minimumRisk: bouncer.minimumRisk as RiskLevel, categories: bouncer.categories === null ? null : (bouncer.categories.split(",") as Category[]), expandNetworks: bouncer.mode === "nftables" };
+      const filterKey = `${filter.minimumRisk}|${filter.categories?.join(",") ?? ""}|${filter.expandNetworks}`;
+      journal = this.journals.get(filterKey);
+      if (journal === undefined) {
+        const { index, allowlist } = this.deps;
+        const compute = () => {
+          this.work.listsComputed++;
+          return currentDecisions(index, allowlist.set, filter);
+        };
+        journal = new FilterJournal(filterKey, this.journalTables, compute, (ip) => addressDecision(index, allowlist.set, filter, ip));
+        this.journals.set(filterKey, journal);
+      }
+      if (bouncer === null) this.defaultJournal = journal;
+      else this.journalByBouncer.set(bouncer, journal);
+    }
+    journal.sync(this.deps.index.generation, this.allowlistChanges, this.deps.clock.now());
+    return journal;
   }
 
-  /** The list narrowed to the scopes and scenarios a pull asks for. */
-  private wanted(list: DecisionList, options: PullOptions): DecisionList {
-    const all = options.scopes.has("ip") && options.scopes.has("range") && options.scenariosContaining.length === 0 && options.scenariosNotContaining.length === 0;
-    if (all) return list;
-    const listedValue = (id: number) => list.v6.get(id)?.value;
-    const keep = (id: number) => {
-      if (!options.scopes.has(decisionScope(id, listedValue) ?? "ip")) return false;
+  /** What a pull narrows the list to (scopes, scenarios): decisions outside it are neither new nor deleted. */
+  private viewOf(options: PullOptions): PullView {
+    const allScopes = options.scopes.has("ip") && options.scopes.has("range");
+    const scenarios = options.scenariosContaining.length > 0 || options.scenariosNotContaining.length > 0;
+    if (allScopes && !scenarios) return { key: "", sendsNew: null, sendsDeleted: null };
+    const inScope = (id: number, v6Value: (id: number) => string | undefined) => allScopes || options.scopes.has(decisionScope(id, v6Value) ?? "ip");
+    const inScenarios = (id: number) => {
       const scenario = this.scenarioOf(id);
       if (options.scenariosContaining.length > 0 && !options.scenariosContaining.some((s) => scenario.includes(s))) return false;
       return !options.scenariosNotContaining.some((s) => scenario.includes(s));
     };
-    return { ids: list.ids.filter(keep), v6: list.v6 };
+    const key = `scopes=${[...options.scopes].sort().join(",")}&in=${options.scenariosContaining.join(",")}&out=${options.scenariosNotContaining.join(",")}`;
+    return { key, sendsNew: (id, v) => inScope(id, v) && inScenarios(id), sendsDeleted: inScope };
   }
 
   /** `abuse-intel/<risk>` of the entry behind a decision (an expanded address: its network's). */

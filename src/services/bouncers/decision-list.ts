@@ -12,6 +12,8 @@ import { v4DecisionId, v6DecisionId, v6DecisionValue } from "../../domain/decisi
 import { type RiskLevel, riskCode } from "../../domain/risk";
 import type { ReputationIndex } from "../../index/reputation-index";
 import type { CidrSet } from "../../index/cidr-set";
+import { type Ip, ipv4Mask } from "../../domain/ip";
+import { NOT_FOUND } from "../../index/radix-common";
 
 /** The widest IPv4 network expanded into addresses for nftables-mode bouncers (1,024 addresses). */
 export const NFTABLES_EXPANSION_PREFIX = 22;
@@ -78,4 +80,28 @@ export function currentDecisions(index: ReputationIndex, allowlist: CidrSet, fil
   let m = 0;
   for (let i = 0; i < n; i++) if (i === 0 || sorted[i] !== sorted[i - 1]) sorted[m++] = sorted[i];
   return { ids: sorted.slice(0, m), v6 };
+}
+
+/** One address's own decision as the filter would list it now: its id, and its value when IPv6 and listed. */
+export interface AddressDecision {
+  id: number;
+  listed: boolean;
+  v6: { value: string; scope: "Ip" | "Range" } | null;
+}
+
+/**
+ * The decision of one address that changed, without walking the list; null when a listed network holds it and the
+ * filter expands networks into addresses (its id may then be listed by the network: only the whole list can tell).
+ */
+export function addressDecision(index: ReputationIndex, allowlist: CidrSet, filter: DecisionFilter, ip: Ip): AddressDecision | null {
+  if (filter.expandNetworks && ip.version === 4 && index.networkCount > 0) {
+    // Any network around it: one wider than /22 with an allowlisted block cut out is expanded in parts.
+    for (let len = 0; len < 32; len++) if (index.v4.getPrefix((ip.value & ipv4Mask(len)) >>> 0, len) !== NOT_FOUND) return null;
+  }
+  const minRisk = riskCode(filter.minimumRisk);
+  const mask = filter.categories && filter.categories.length > 0 ? maskOf(filter.categories) : 0;
+  const slot = index.slotOf(ip);
+  const listed = slot !== NOT_FOUND && index.risk[slot] >= minRisk && (mask === 0 || (index.categories[slot] & mask) !== 0) && !allowlist.contains(ip);
+  if (ip.version === 4) return { id: v4DecisionId(ip.value, 32), listed, v6: null };
+  return { id: v6DecisionId(ip.words, 128), listed, v6: listed ? v6DecisionValue(ip.words, 128) : null };
 }

@@ -62,6 +62,11 @@ export interface FeedServiceDeps {
    */
   catchUpIndex: () => void;
   /**
+   * False for a command that exits after one change (CLI `import blocklist`): the index, which only finds the
+   * reported addresses a change rescores, is not brought in line after it (a million entries took hundreds of MB).
+   */
+  indexFollowsListings?: boolean;
+  /**
    * The feeds' version (FeedTables.version) read before `listed` was loaded: a change another process commits
    * in between is then seen as one at the next look.
    */
@@ -142,7 +147,7 @@ export class FeedService {
       throw error;
     }
     this.storeVersion = tables.version();
-    this.applyToIndex(changed, candidates, rescored, now);
+    if (this.deps.indexFollowsListings !== false) this.applyToIndex(changed, candidates, rescored, now);
     return { feed: name, imported: list.entries.length, entries, lines: list.lines, badLines: list.badLines, errors: list.errors, rescored: rescored.size };
   }
 
@@ -231,17 +236,23 @@ export class FeedService {
     return this.rowsAmong(candidates.filter((ip) => index.slotOf(ip) !== NOT_FOUND).map((ip) => ip.text));
   }
 
-  /** The index's own address entries inside the changed CIDRs, and the changed single addresses themselves. */
+  /**
+   * The index's own address entries inside the changed CIDRs, and the changed single addresses themselves (only
+   * those in the index when the index does not follow the listings: rescoring needs no others).
+   */
   private addressesWithin(changed: readonly Cidr[]): Ip[] {
     const { index } = this.deps;
+    const indexedOnly = this.deps.indexFollowsListings === false;
     const out = new Map<string, Ip>();
     for (const cidr of changed) {
       const ip = cidr.network;
       if (ip.version === 4) {
-        if (cidr.prefixLength === 32) out.set(ip.text, ip);
+        if (cidr.prefixLength === 32) {
+          if (!indexedOnly || index.slotOfV4(ip.value) !== NOT_FOUND) out.set(ip.text, ip);
+        }
         else index.v4.walkSubtree(ip.value, cidr.prefixLength, (n, len) => void (len === 32 && out.set(formatIpv4(n), ipv4FromNumber(n))));
       } else if (cidr.prefixLength === 128) {
-        out.set(ip.text, ip);
+        if (!indexedOnly || index.slotOf(ip) !== NOT_FOUND) out.set(ip.text, ip);
       } else {
         index.v6.walkSubtree(ip.words, cidr.prefixLength, (words, len) => {
           if (len !== 128) return;

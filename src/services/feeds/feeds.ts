@@ -7,6 +7,7 @@ import type { Clock } from "../../domain/clock";
 import { AppError } from "../../domain/errors";
 import { parseFeedName, parseFeedSeverity, parseFeedSource } from "../../domain/feeds";
 import type { Severity } from "../../domain/scoring";
+import type { FeedList } from "../../domain/feed-list";
 import type { FeedRow, FeedTables } from "../../store/feeds";
 import type { FeedImportOptions, FeedImportResult, FeedService } from "./feed-service";
 import { type RefreshOutcome, FeedRefresher } from "./feed-refresh";
@@ -65,6 +66,11 @@ export class Feeds {
   /** A one-off import under `name` (`import blocklist`, `POST /v1/admin/feeds/{name}`). */
   importText(name: string, text: string, options: FeedImportOptions, onProgress?: (linesRead: number) => void): FeedImportResult {
     return this.deps.service.importText(parseFeedName(name), text, options, onProgress);
+  }
+
+  /** A one-off import of a list already parsed (`import blocklist`, which lets the file's text go first). */
+  importList(name: string, list: FeedList, options: FeedImportOptions): FeedImportResult {
+    return this.deps.service.importList(parseFeedName(name), list, options);
   }
 
   /** Adds (or changes) a scheduled feed and refreshes it once now; a failed first refresh is recorded, not thrown. */

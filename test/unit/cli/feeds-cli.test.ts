@@ -50,6 +50,15 @@ describe("abuse-intel import blocklist", () => {
     expect(JSON.parse(check.stdout).networks).toEqual([{ cidr: "185.156.72.0/24", source: "firehol", category: "HACKING" }]);
   });
 
+  test("a reported address the list names is rescored; addresses nobody reported are only listed", async () => {
+    expect((await run(["user", "add", "--email", "reporter@example.test", "--tier", "free"])).code).toBe(0);
+    const csv = `IP,Categories,ReportDate,Comment\n198.51.100.77,18,${new Date(Date.now() - 3_600_000).toISOString()},sshd\n`;
+    expect((await run(["import", "reports", "-", "--reporter", "reporter@example.test"], csv)).code).toBe(0);
+    const { stdout, code } = await run(["import", "blocklist", "-", "--source", "mixed-reported", "--category", "HACKING"], "198.51.100.77\n198.51.100.78\n");
+    expect(code).toBe(0);
+    expect(stdout).toContain("(2 listed now, 1 reported address rescored)");
+  }, 60_000);
+
   test("argument errors exit 2 and name the problem", async () => {
     expect((await run(["import", "blocklist", join(FIXTURES, "drop.txt"), "--category", "SPAM"])).code).toBe(2);
     const unknown = await run(["import", "blocklist", join(FIXTURES, "drop.txt"), "--source", "x", "--category", "NOPE"]);

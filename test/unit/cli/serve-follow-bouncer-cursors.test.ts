@@ -45,7 +45,7 @@ beforeAll(async () => {
   } finally {
     await h.close();
   }
-});
+}, 60_000);
 afterAll(async () => {
   await edge?.stop();
   primary?.stop();
@@ -77,4 +77,4 @@ test("an address that left the list between two snapshots comes in `deleted` of 
   edge = await startEdge(dataDir, primary.url, `${keyPrefix}.pub`);
   expect(await within(10_000, async () => ((await edge!.readyz()).status === 200 ? true : null))).toBe(true);
   expect(await pull(false)).toEqual({ new: [], deleted: [] });
-}, 30_000);
+}, 90_000);

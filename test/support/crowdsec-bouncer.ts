@@ -38,7 +38,7 @@ export class ApplianceInNamespace {
       stderr: "ignore",
       env: { ...process.env, ABUSE_INTEL_DATA_DIR: "" },
     });
-    const deadline = Date.now() + 20_000;
+    const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {
       const r = this.ns.run("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", `http://127.0.0.1:${APPLIANCE_PORT}/readyz`]);
       if (r.stdout === "200") return;

@@ -138,5 +138,15 @@ export const embeddedMigrations: EmbeddedMigration[] = [
     "bps": true,
     "folderMillis": 1795941235930,
     "hash": "41e0e17731763dae22eea00743e838c2df08b781db632771ac4bfbfec6fbf798"
+  },
+  {
+    "tag": "0007_ingest-recent-keyset-index",
+    "sql": [
+      "DROP INDEX `addresses_last_seen`;",
+      "\nCREATE INDEX `addresses_last_seen_ip` ON `addresses` (\"last_seen\" DESC,`ip`);"
+    ],
+    "bps": true,
+    "folderMillis": 1795945118920,
+    "hash": "9ab20d07892b8a2cf433434f2f5616575d015d58ab777744f6c71c9a98c011dc"
   }
 ];

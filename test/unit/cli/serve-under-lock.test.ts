@@ -82,10 +82,10 @@ test("lookups go on and nothing fails while another process holds the write lock
   try {
     const other = new Database(database);
     other.exec("PRAGMA busy_timeout = 5000");
+    const before = await lookupLatencies(url, key, 1_000);
     // Another process commits a webhook event (as `jobs run verify` does) and takes the lock before the server's
     // timer has fanned it out.
     const event = enqueueVerified(other);
-    const before = await lookupLatencies(url, key, 1_000);
     other.exec("BEGIN IMMEDIATE");
     expect(unfanned(other, event)).toBe(true);
     // A bulk-report of more rows than a batch holds (its first batch is written inside the request), and a report.

@@ -137,6 +137,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   const scorer = createAddressScorer(store, scoring, {
     listingsAround: (ip) => listed.listingsAround(ip),
     beforeListings: () => feedService.followIfOthersCommitted(),
+    rebuildSumsAtMs: clock.now(),
   });
   const enrichment = await openEnrichment({ dataDir: config.dataDir, mmdbPath: config.geoMmdb });
   for (const warning of enrichment.warnings) console.error(`enrichment: ${warning}`);

@@ -16,6 +16,9 @@ import { createFeedServices, scorerWithStoredListings } from "../app/feed-servic
 import { DATA_DIR_HELP, type Command, SCORING_FLAGS, SCORING_HELP } from "./command";
 import { inputFile } from "./input-file";
 import { parseFeedList } from "../domain/feed-list";
+import { indexFilePath, refreshIndexFile } from "../services/changes/persisted-index";
+import type { RiskThresholds } from "../domain/risk";
+import type { Store } from "../store/database";
 import { type ProgressBar, progressBar } from "./progress";
 
 const PARSE_ON_A_WORKER_FROM_BYTES = 8 * 1024 * 1024;
@@ -139,10 +142,27 @@ async function importReportsCommand(argv: string[]): Promise<number> {
         `(${summary.addresses} address${summary.addresses === 1 ? "" : "es"} rescored); ` +
         `skipped ${summary.badRows} bad row${summary.badRows === 1 ? "" : "s"}`,
     );
+    if (summary.addresses > 0) writeIndexFile(store, params.riskThresholds, indexFilePath(config.dataDir));
     // Nothing good in a file that had rows is a failure a script should notice.
     return summary.rows === 0 && summary.badRows > 0 ? 1 : 0;
   } finally {
     store.close();
+  }
+}
+
+/**
+ * The index file written after the import, so the next `serve` starts as fast as later ones (it would rebuild the
+ * index from the table otherwise: the import changed more addresses than a start replays). The import is
+ * committed either way: a failure here only costs the next start its rebuild.
+ */
+function writeIndexFile(store: Store, thresholds: RiskThresholds, path: string): void {
+  try {
+    const written = refreshIndexFile(store, thresholds, path);
+    if (written === null) return;
+    const { addresses, bytes, ms, reason } = written;
+    console.log(`index: wrote ${path} (${addresses} addresses, ${Math.round(bytes / 1048576)} MB) in ${Math.round(ms)} ms, for the next start (${reason})`);
+  } catch (error) {
+    console.error(`index: ${path} not written (the next start rebuilds the index): ${error instanceof Error ? error.message : String(error)}`);
   }
 }
 

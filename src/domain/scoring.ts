@@ -289,8 +289,23 @@ export function nextRescoreDueMs(
   const dropMs = Math.floor(oldest + params.retentionDays * DAY_MS) + 1;
   // The search below halves a span of whole milliseconds: past 2^53 it would never end (nothing valid gets there).
   if (!Number.isSafeInteger(dropMs)) return null;
+  return firstChangeMs(now, dropMs, (t) => cappedSum(sorted, t, params), params, granularity);
+}
+
+/**
+ * The first whole millisecond after `nowMs` (before `dropMs`, else `dropMs`) at which the score (or risk level)
+ * of the Σw that `sumAt` gives differs from the one at `nowMs`, by bisection: Σw only falls as time passes.
+ */
+export function firstChangeMs(
+  nowMs: number,
+  dropMs: number,
+  sumAt: (t: number) => number,
+  params: ScoringParameters,
+  granularity: "score" | "riskLevel" = "score",
+): number {
+  const now = Math.floor(nowMs);
   const valueAt = (t: number): number | RiskLevel => {
-    const score = scoreFromWeight(cappedSum(sorted, t, params), params);
+    const score = scoreFromWeight(sumAt(t), params);
     return granularity === "score" ? score : riskLevelOf(score, params.riskThresholds);
   };
   const current = valueAt(now);

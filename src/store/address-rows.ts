@@ -73,11 +73,35 @@ export function dueForRescore(store: Store): { all(nowMs: number, limit: number)
   return { all: (nowMs, limit) => due.all(nowMs, limit), any: (nowMs) => due.get(nowMs, 1) !== null };
 }
 
-/** How many addresses have a row, and a page of them, most recently reported first (GET /v1/ip/recent). */
-export function recentAddresses(store: Store, limit: number, offset: number): { total: number; ips: string[] } {
+/** A row of the recent list: the address and its last report time. */
+export interface RecentRowKey {
+  ip: string;
+  lastSeenMs: number | null;
+}
+
+/**
+ * How many addresses have a row, and a page of them, most recently reported first, then by address (GET
+ * /v1/ip/recent): `offset` rows skipped, or those up to `after` (a keyset cursor) passed over through the
+ * (last_seen DESC, ip) index in three range reads: the rest of `after`'s time, the older times, the rows with none.
+ */
+export function recentAddresses(store: Store, limit: number, offset: number, after: RecentRowKey | null = null): { total: number; rows: RecentRowKey[] } {
   const total = (store.sqlite.query("SELECT count(*) AS n FROM addresses").get() as { n: number }).n;
-  const rows = store.sqlite.query("SELECT ip FROM addresses ORDER BY last_seen DESC, ip ASC LIMIT ? OFFSET ?").all(limit, offset) as { ip: string }[];
-  return { total, ips: rows.map((r) => r.ip) };
+  const select = "SELECT ip, last_seen AS lastSeenMs FROM addresses";
+  if (after === null) {
+    return { total, rows: store.sqlite.query(`${select} ORDER BY last_seen DESC, ip ASC LIMIT ? OFFSET ?`).all(limit, offset) as RecentRowKey[] };
+  }
+  const rows: RecentRowKey[] = [];
+  const more = (sql: string, ...args: (string | number)[]) => {
+    if (rows.length < limit) rows.push(...(store.sqlite.query(sql).all(...args, limit - rows.length) as RecentRowKey[]));
+  };
+  if (after.lastSeenMs === null) {
+    more(`${select} WHERE last_seen IS NULL AND ip > ? ORDER BY last_seen DESC, ip ASC LIMIT ?`, after.ip);
+  } else {
+    more(`${select} WHERE last_seen = ? AND ip > ? ORDER BY last_seen DESC, ip ASC LIMIT ?`, after.lastSeenMs, after.ip);
+    more(`${select} WHERE last_seen < ? ORDER BY last_seen DESC, ip ASC LIMIT ?`, after.lastSeenMs);
+    more(`${select} WHERE last_seen IS NULL ORDER BY last_seen DESC, ip ASC LIMIT ?`);
+  }
+  return { total, rows };
 }
 
 /**

@@ -2,7 +2,8 @@
 // behaviour, not tables. Times are integer milliseconds since the epoch (UTC); ids are integer keys, shown to
 // clients as decimal strings. Kept driver-neutral (sqlite-core only) so another SQLite driver can read the file.
 
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex, blob } from "drizzle-orm/sqlite-core";
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex, blob } from "drizzle-orm/sqlite-core";
 
 export const users = sqliteTable(
   "users",
@@ -115,6 +116,54 @@ export const clearedReportTimes = sqliteTable(
   (t) => [primaryKey({ columns: [t.reporterId, t.ip] })],
 );
 
+/**
+ * Running sums of the counting reports of each address and reporter (contract 5.7 without re-reading the reports):
+ * `weight` is Σ severityWeight × (verified ? multiplier : 1) × 2^((created_at − epoch) / halfLife) in the units
+ * of `score_sum_params`, so the reporter's current Σw is weight × 2^((epoch − now) / halfLife). Kept by triggers
+ * on `reports` (migration 0006) for every writer; reports dated before `floor` are not in the sums (the scorer
+ * moves the floor to the retention cutoff, taking out what passed retention). See docs/decisions.md.
+ */
+export const reporterScoreSums = sqliteTable(
+  "reporter_score_sums",
+  {
+    ip: text("ip").notNull(),
+    reporterId: integer("reporter_id").notNull(),
+    weight: real("weight").notNull(),
+    reports: integer("reports").notNull(),
+    verified: integer("verified").notNull(),
+    /** No later than the oldest report in the sums (a lower bound after one leaves). */
+    oldest: integer("oldest").notNull(),
+    /** No earlier than the newest report in the sums (an upper bound after one leaves). */
+    newest: integer("newest").notNull(),
+    floor: integer("floor").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.ip, t.reporterId] })],
+);
+
+/** How many reports in `reporter_score_sums` carry each category, per address: the categories mask without a scan. */
+export const addressCategoryCounts = sqliteTable(
+  "address_category_counts",
+  {
+    ip: text("ip").notNull(),
+    category: text("category").notNull(),
+    reports: integer("reports").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.ip, t.category] })],
+);
+
+/** The one row of units the running sums are in: the epoch, the half-life and the weights they were summed with. */
+export const scoreSumParams = sqliteTable("score_sum_params", {
+  id: integer("id").primaryKey(),
+  epochMs: integer("epoch_ms").notNull(),
+  halfLifeMs: real("half_life_ms").notNull(),
+  weight1: real("weight_1").notNull(),
+  weight2: real("weight_2").notNull(),
+  weight3: real("weight_3").notNull(),
+  weight4: real("weight_4").notNull(),
+  weight5: real("weight_5").notNull(),
+  verifiedMultiplier: real("verified_multiplier").notNull(),
+});
+
 /** Every state change of a report, with its time (contract 5.5). */
 export const reportTransitions = sqliteTable(
   "report_transitions",
@@ -183,7 +232,9 @@ export const addresses = sqliteTable(
     /** The first moment the score will differ from the stored one (decay or retention); null: never. */
     rescoreDueAt: integer("rescore_due_at"),
   },
-  (t) => [index("addresses_last_seen").on(t.lastSeen), index("addresses_rescore_due").on(t.rescoreDueAt)],
+  // (last_seen DESC, ip): the order of GET /v1/ip/recent, so a page (or a cursor's next page) is read from the
+  // index, not sorted; it replaces the index on last_seen alone, so a report still moves one entry (decisions.md).
+  (t) => [index("addresses_last_seen_ip").on(sql`${t.lastSeen} DESC`, t.ip), index("addresses_rescore_due").on(t.rescoreDueAt)],
 );
 
 /**
@@ -455,6 +506,9 @@ export const schemaTables = {
   rateCounters,
   reports,
   reportTransitions,
+  reporterScoreSums,
+  addressCategoryCounts,
+  scoreSumParams,
   clearedReportTimes,
   creditLedger,
   creditBalances,

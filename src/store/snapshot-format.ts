@@ -90,7 +90,7 @@ CREATE TABLE index_data (position INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE
 
 /** Created once the rows are in: building an index over sorted keys beats updating it row by row. */
 export const SNAPSHOT_INDEXES = `
-CREATE INDEX addresses_last_seen ON addresses (last_seen);
+CREATE INDEX addresses_last_seen ON addresses (last_seen DESC, ip);
 CREATE INDEX threats_detected ON threats (detected_at);
 `;
 

@@ -15,6 +15,7 @@ import { type Category, categoryFromAbuseIpdb } from "../../src/domain/categorie
 import { formatIpv4, formatIpv6 } from "../../src/domain/ip";
 import { openStore } from "../../src/store/database";
 import { rng } from "../support/random";
+import { ensureExecutable } from "./support/executable";
 
 const arg = (name: string) => {
   const i = process.argv.indexOf(name);
@@ -27,7 +28,7 @@ const TARGET_MB = 400;
 const REPORTER = "importer@example.test";
 
 const root = join(import.meta.dir, "../..");
-const binary = process.env.BENCH_BINARY || (process.argv.includes("--binary") ? join(root, "build/out/abuse-intel") : null);
+const binary = process.env.BENCH_BINARY || (process.argv.includes("--binary") ? ensureExecutable() : null);
 const cli = binary ? [binary] : [process.execPath, join(root, "src/main.ts")];
 if (binary && !existsSync(binary)) {
   console.error(`no executable at ${binary} (run npm run build first)`);

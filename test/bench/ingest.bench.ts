@@ -15,7 +15,8 @@ import { databasePath, inTransaction, openStore } from "../../src/store/database
 import { prepareLookupData } from "./support/lookup-data";
 import { makeReporters, newAddress, ReportRequests, runReports as runReportsWith } from "./support/report-load";
 import { startServer, stopServer, type ServerProcess as Server } from "./support/server-process";
-import { cpuMicros, type WrkResult } from "./support/wrk";
+import { cpuMicros, runWrk, type WrkResult } from "./support/wrk";
+import { ensureExecutable } from "./support/executable";
 
 const TARGET_REPORTS_PER_SECOND = 10_000;
 const TARGET_P99_MS = 20;
@@ -95,7 +96,7 @@ async function main() {
     const roundFiles = Array.from({ length: ROUNDS }, (_, r) => requestFile(`round${r}.txt`, PREPARED_PER_SECOND * SECONDS));
 
     const profile = PROFILE_DIR === null ? [] : ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`];
-    const serverArgv = USE_BINARY ? [join(root, "build/out/abuse-intel")] : [process.execPath, ...profile, join(root, "src/main.ts")];
+    const serverArgv = USE_BINARY ? [ensureExecutable()] : [process.execPath, ...profile, join(root, "src/main.ts")];
     server = await startServer([...serverArgv, "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", data.dataDir, "--sync", "full"], { core: SERVER_CORE, what: "abuse-intel" });
     for (let i = 0; ; i++) {
       const ready = await fetch(`${server.url}/readyz`).catch(() => null);

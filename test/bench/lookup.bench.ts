@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { prepareLookupData } from "./support/lookup-data";
 import { startServer as startProcess, stopServer, type ServerProcess as Server } from "./support/server-process";
 import { runWrk, wrkAvailable, type WrkResult } from "./support/wrk";
+import { ensureExecutable } from "./support/executable";
 
 const startServer = (argv: string[], what: string) => startProcess(argv, { core: SERVER_CORE, what });
 
@@ -88,7 +89,7 @@ async function main() {
     }
     const bulkFile = write("bulk.txt", bodies);
 
-    const serverArgv = USE_BINARY ? [join(root, "build/out/abuse-intel")] : [process.execPath, join(root, "src/main.ts")];
+    const serverArgv = USE_BINARY ? [ensureExecutable()] : [process.execPath, join(root, "src/main.ts")];
     const server = await startServer([...serverArgv, "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", data.dataDir, "--sync", "normal"], "abuse-intel");
     servers.push(server);
     for (let i = 0; ; i++) {

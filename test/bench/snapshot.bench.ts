@@ -20,6 +20,7 @@ import { openSnapshot } from "../../src/services/snapshots/sources";
 import { exportSnapshot, verifySnapshot } from "../../src/services/snapshots/export";
 import { openStore } from "../../src/store/database";
 import { rng } from "../support/random";
+import { ensureExecutable } from "./support/executable";
 
 const arg = (name: string) => {
   const i = process.argv.indexOf(name);
@@ -118,7 +119,7 @@ store.close();
 // Cold `check` of one address, as a whole process, vs `--version`
 
 function pickCommand(): { command: string[]; label: string } {
-  const candidates = [process.env.BENCH_BINARY, join(root, "build/out/abuse-intel")].filter((p): p is string => !!p && existsSync(p));
+  const candidates = [process.env.BENCH_BINARY || ensureExecutable()].filter((p): p is string => !!p && existsSync(p));
   for (const binary of candidates) {
     const probe = spawnSync(binary, ["check", "--help"], { encoding: "utf8" });
     if (probe.status === 0) return { command: [binary], label: binary };

@@ -9,6 +9,7 @@
 import { Database } from "bun:sqlite";
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { ensureExecutable } from "./support/executable";
 
 const TARGET_READY_MS = 500;
 const TARGET_RSS_MB = 300;
@@ -78,7 +79,7 @@ async function main(): Promise<void> {
   const rounds = argNumber("--rounds", 3);
   const useBinary = process.argv.includes("--binary");
   const root = join(import.meta.dir, "..", "..");
-  const server = useBinary ? [join(root, "build/out/abuse-intel")] : [process.execPath, join(root, "src/main.ts")];
+  const server = useBinary ? [ensureExecutable()] : [process.execPath, join(root, "src/main.ts")];
 
   const setup = performance.now();
   // Imported here, not at the top: the ceiling process runs this file too and must load nothing of ours.

@@ -113,7 +113,7 @@ describe("reports and lookups", () => {
 
   test("recent lists the newest report first", async () => {
     const body = await bodyOf(await server.request("GET", "/v1/ip/recent?limit=10", { headers: withKey() }));
-    expect(body.pagination).toEqual({ limit: 10, offset: 0, total: 2 });
+    expect(body.pagination).toEqual({ limit: 10, offset: 0, total: 2, next: null });
     expect(body.data.map((r: { ipAddress: string }) => r.ipAddress)).toEqual(["2001:db8::1", "8.8.8.8"]);
     expect(body.data[1]).toMatchObject({ category: "BRUTE_FORCE", totalReports: 1, reputationScore: 51, riskLevel: "MEDIUM", country: "US" });
   });

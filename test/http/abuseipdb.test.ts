@@ -7,7 +7,6 @@ import { ABUSEIPDB_ENDPOINTS, UNLIMITED_RATE_LIMIT } from "../../src/http/abusei
 import { buildOpenApiDocument } from "../../src/http/openapi";
 import { listen } from "../../src/http/server";
 import { addUser, type TestUser } from "../support/accounts";
-import { watchEventLoop } from "../support/event-loop-watch";
 import { createHarness, type Harness } from "../support/harness";
 
 let h: Harness;
@@ -381,14 +380,23 @@ describe("bulk-report", () => {
     }
   });
 
-  test("a file of 10,000 rows does not hold other requests: no turn of the event loop takes 150 ms", async () => {
+  test("a file of 10,000 rows does not hold other requests: lookups are answered while it is written", async () => {
     const rows = Array.from({ length: 10_000 }, (_, i) => `100.64.${i >> 8}.${i & 255},"18,22,14",,row ${i}`);
     const body = new FormData();
     body.append("csv", new Blob([["IP,Categories,ReportDate,Comment", ...rows].join("\n")], { type: "text/csv" }), "report.csv");
-    const watch = watchEventLoop();
-    const res = await fetch(`${base()}/api/v2/bulk-report`, { method: "POST", body, headers: { Key: unlimited.key } });
-    const saved = ((await res.json()) as { data: { savedReports: number } }).data.savedReports;
-    expect({ saved, longestTurnUnder150ms: watch.stop() < 150 }).toEqual({ saved: 10_000, longestTurnUnder150ms: true });
+    let done = false;
+    const bulk = fetch(`${base()}/api/v2/bulk-report`, { method: "POST", body, headers: { Key: unlimited.key } }).finally(() => (done = true));
+    // Lookups one after another until the bulk report is answered: held for its whole run, at most the one sent
+    // first would be answered before it (no time is measured: a slower machine only answers more of them).
+    let answeredMeanwhile = 0;
+    while (!done) {
+      const lookup = await fetch(`${base()}/api/v2/check?ipAddress=192.0.2.1`, { headers: { Key: unlimited.key } });
+      await lookup.arrayBuffer();
+      if (!done) answeredMeanwhile++;
+    }
+    const saved = ((await (await bulk).json()) as { data: { savedReports: number } }).data.savedReports;
+    expect(saved).toBe(10_000);
+    expect(answeredMeanwhile).toBeGreaterThanOrEqual(3);
   });
 
   test("without a csv field it is 422 naming csv", async () => {

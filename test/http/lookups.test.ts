@@ -232,7 +232,7 @@ describe("GET /v1/ip/recent (5.8)", () => {
     h.clock.advance(60_000);
     await report(reporter2, { ipAddress: "192.0.2.50", category: "PHISHING", description: "x", severity: 2 });
     const body = await bodyOf(await get("/v1/ip/recent?limit=2"));
-    expect(body.pagination).toEqual({ limit: 2, offset: 0, total: 3 });
+    expect(body.pagination).toEqual({ limit: 2, offset: 0, total: 3, next: expect.any(String) });
     expect(body.data).toHaveLength(2);
     expect(body.data[0]).toMatchObject({
       ipAddress: "192.0.2.50",
@@ -247,7 +247,7 @@ describe("GET /v1/ip/recent (5.8)", () => {
   });
 
   test("the default limit is 10", async () => {
-    expect((await bodyOf(await get("/v1/ip/recent"))).pagination).toEqual({ limit: 10, offset: 0, total: 3 });
+    expect((await bodyOf(await get("/v1/ip/recent"))).pagination).toEqual({ limit: 10, offset: 0, total: 3, next: null });
   });
 
   test.each(["limit=0", "limit=101", "limit=abc", "offset=-1", "limit=1.5"])("%s is 400", async (q) => {

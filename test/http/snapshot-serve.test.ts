@@ -97,6 +97,24 @@ describe("reads equal the live server's", () => {
     if (path.includes("blocklist") && live.status === 200) expect(b.length).toBeGreaterThan(0);
   });
 
+  test("walking the recent list by its cursor gives the same pages as the live server, and the same as by offset", async () => {
+    let cursor: string | null = null;
+    const walked: unknown[] = [];
+    for (let page = 0; page < 10; page++) {
+      const path: string = `/v1/ip/recent?limit=2${cursor === null ? "" : `&cursor=${cursor}`}`;
+      const live = await h.call("GET", path, { headers: reporters[0].apiKey });
+      const offline = await snapCall("GET", path, { headers: KEY });
+      const text = await live.text();
+      expect(await offline.text()).toBe(text);
+      const body = JSON.parse(text) as { data: unknown[]; pagination: { next: string | null } };
+      walked.push(...body.data);
+      cursor = body.pagination.next;
+      if (cursor === null) break;
+    }
+    const all = JSON.parse(await (await h.call("GET", "/v1/ip/recent?limit=100", { headers: reporters[0].apiKey })).text()) as { data: unknown[] };
+    expect(walked).toEqual(all.data);
+  });
+
   test("the reputation record's cached flag works the same: false, then true", async () => {
     const path = "/v1/ip/192.0.2.200/reputation";
     const first = await bodyOf(await snapCall("GET", path, { headers: KEY }));

@@ -33,7 +33,7 @@ export class ApplianceInNamespace {
   }
 
   /** Starts it and waits until /readyz answers 200 (benchmarks with a million addresses give it longer). */
-  async start(readyWithinMs = 20_000): Promise<void> {
+  async start(readyWithinMs = 60_000): Promise<void> {
     this.proc = Bun.spawn(this.ns.command(process.execPath, [MAIN, "serve", "--host", "127.0.0.1", "--port", String(APPLIANCE_PORT), "--data-dir", this.dataDir]), {
       stdout: "ignore",
       stderr: "ignore",

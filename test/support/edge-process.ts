@@ -35,7 +35,7 @@ export async function startEdge(dataDir: string, primaryUrl: string, pubkey: str
   };
   void pump(proc.stdout as ReadableStream<Uint8Array>);
   void pump(proc.stderr as ReadableStream<Uint8Array>);
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + 60_000;
   let url = "";
   while (url === "") {
     const m = /listening on (http:\/\/[^\s]+)/.exec(text);

@@ -24,6 +24,12 @@ export const schemas: Record<string, Schema> = {
   Category: str("An abuse category. Input is case-insensitive and takes `-` or a space for `_`.", { enum: [...CATEGORIES] }),
   RiskLevel: str("80–100 LOW, 50–79 MEDIUM, 20–49 HIGH, 0–19 CRITICAL (the thresholds in force: GET /v1/scoring).", { enum: [...RISK_LEVELS] }),
   Pagination: obj({ limit: int(), offset: int(), total: int("Rows in the whole list.") }),
+  RecentPagination: obj({
+    limit: int(),
+    offset: int(),
+    total: int("Rows in the whole list."),
+    next: nullable(str("Send as `cursor` for the page after this one (as fast however deep); null after the last page.")),
+  }),
   Reputation: obj(
     {
       ipAddress: ref("IpAddress"),

@@ -1,6 +1,6 @@
 // The OpenAPI operations of the routes in lookups.ts (GET /v1/openapi.json), beside the routes they document.
 
-import { type Operation, ref, str, array, obj, envelope, paged, json, jsonBody, operation, pageParams } from "../openapi/schema";
+import { type Operation, ref, str, array, obj, envelope, json, jsonBody, operation, pageParams, query, TRUE } from "../openapi/schema";
 
 export const lookupsPaths: Record<string, Record<string, Operation>> = {
   "/v1/ip/{ip}": {
@@ -29,8 +29,11 @@ export const lookupsPaths: Record<string, Record<string, Operation>> = {
       tag: "Lookups",
       access: "key",
       summary: "Recently reported addresses, newest report first",
-      params: pageParams(10),
-      ok: { 200: json("One row per address.", paged(ref("RecentRow"))) },
+      params: [
+        ...pageParams(10),
+        query("cursor", "The `pagination.next` of the page before: the page after it, instead of an offset (which must then be 0).", str()),
+      ],
+      ok: { 200: json("One row per address.", obj({ success: TRUE, data: array(ref("RecentRow")), pagination: ref("RecentPagination") })) },
       errors: [400],
     }),
   },

@@ -4,7 +4,8 @@
 import { Elysia } from "elysia";
 import { BulkInputs } from "../../domain/bulk-inputs";
 import { abuseIpdbNumbersMappedTo, CATEGORY_INFO } from "../../domain/categories";
-import { AppError } from "../../domain/errors";
+import { AppError, validationFailed } from "../../domain/errors";
+import { encodeRecentCursor, parseRecentCursor } from "../../domain/recent-cursor";
 import { tryParseIp, type Ip } from "../../domain/ip";
 import { parsePage } from "../../domain/pagination";
 import { scoringParametersView } from "../../domain/scoring";
@@ -69,8 +70,11 @@ export function lookupRoutes(services: Services, auth: AuthPlugin) {
       "/v1/ip/recent",
       ({ query }) => {
         const { limit, offset } = parsePage(query, { limit: 10, offset: 0 });
-        const { rows, total } = reputation.recent(limit, offset);
-        return { success: true, data: rows, pagination: { limit, offset, total } };
+        // A cursor (pagination.next of the page before) starts after its row; it replaces the offset.
+        const after = query.cursor === undefined ? null : parseRecentCursor(query.cursor);
+        if (after !== null && offset !== 0) throw validationFailed([{ field: "offset", message: "must be 0 (or left out) with a cursor" }], "Invalid query: offset with a cursor");
+        const { rows, total, next } = reputation.recent(limit, offset, after);
+        return { success: true, data: rows, pagination: { limit, offset, total, next: next === null ? null : encodeRecentCursor(next) } };
       },
       { auth: "key" },
     )

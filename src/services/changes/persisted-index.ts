@@ -135,3 +135,26 @@ export interface PersistedIndexFile {
   indexGeneration: number;
   bytes: number;
 }
+
+/** Below this many rows a start rebuilds the index in a few milliseconds: a command leaves the file as it is. */
+export const REFRESH_FROM_ROWS = 10_000;
+
+/**
+ * After a command changed many addresses (`import reports`): when the next start would rebuild the index (no file,
+ * more changes than replaying is worth, ...) and that costs something, the index is rebuilt here and written to
+ * `path`, so the next `serve` loads it. Null when nothing was written: the next start loads the file as it is
+ * (replaying what changed), or the table is small. The index holds the table's rows only, as a file does.
+ */
+export function refreshIndexFile(store: Store, thresholds: RiskThresholds, path: string): { addresses: number; bytes: number; ms: number; reason: string } | null {
+  const started = performance.now();
+  if (addressRowCount(store) < REFRESH_FROM_ROWS) return null;
+  const opened = openIndex(store, thresholds, path);
+  try {
+    if (opened.source === "loaded") return null;
+    const noListings: ListingOnlyAddresses = { candidates: () => [], rowsAmong: () => new Set() };
+    const { bytes } = persistIndex(store, opened.sync, thresholds, path, noListings);
+    return { addresses: opened.sync.index.size, bytes, ms: performance.now() - started, reason: opened.reason ?? "" };
+  } finally {
+    opened.sync.stopFollowing();
+  }
+}

@@ -3,6 +3,7 @@
 // same address asked again while nothing about it changed.
 
 import { recentAddresses } from "../../store/address-rows";
+import type { RecentCursor } from "../../domain/recent-cursor";
 import { BulkInputs } from "../../domain/bulk-inputs";
 import { categoriesFromMask, categoryAt, type Category } from "../../domain/categories";
 import type { Clock } from "../../domain/clock";
@@ -104,7 +105,8 @@ export interface Reputation {
    * view good until the next lookup, as with reputationBody.
    */
   bulkBody(inputs: BulkInputs): Uint8Array;
-  recent(limit: number, offset: number): { rows: RecentRow[]; total: number };
+  /** A page of the recent list; `next` is the keyset cursor of the page after it (null after the last). */
+  recent(limit: number, offset: number, after?: RecentCursor | null): { rows: RecentRow[]; total: number; next: RecentCursor | null };
   /** Rescores the addresses whose oldest counting report passed retention: call before walking the index. */
   expireDue(): number;
   /** Forgets cached answers (after enrichment data changed). */
@@ -353,11 +355,14 @@ export function createReputation(deps: {
     },
     bulk: (inputs) => (JSON.parse(utf8.decode(bulkBody(BulkInputs.of(inputs)))) as { data: ReturnType<Reputation["bulk"]> }).data,
     bulkBody,
-    recent(limit, offset) {
+    recent(limit, offset, after = null) {
       expireDueNow();
-      const { total, ips } = recentAddresses(store, limit, offset);
+      const page = recentAddresses(store, limit, offset, after);
+      const { total } = page;
+      const last = page.rows[page.rows.length - 1];
+      const next = page.rows.length === limit && last !== undefined ? { lastSeenMs: last.lastSeenMs, ip: last.ip } : null;
       const rows: RecentRow[] = [];
-      for (const text of ips) {
+      for (const { ip: text } of page.rows) {
         const ip = parseIp(text);
         const slot = index.slotOf(ip);
         if (slot === NOT_FOUND) continue;
@@ -373,7 +378,7 @@ export function createReputation(deps: {
           country: geo.lookup(ip).countryCode,
         });
       }
-      return { rows, total };
+      return { rows, total, next };
     },
     expireDue: () => expireDueNow(),
     networksAround,

@@ -1,5 +1,6 @@
-// Recomputes one address's state from its counting reports (contract 5.7) and writes it to the `addresses`
-// table, inside the caller's transaction. The in-memory index is updated by the caller after the commit, from
+// Recomputes one address's state (contract 5.7) and writes it to the `addresses` table, inside the caller's
+// transaction: from the running sums of its reporters (score-sums.ts), so the cost does not grow with the reports
+// it already has, or from its counting reports where the sums cannot answer (running-sums.ts says when). The in-memory index is updated by the caller after the commit, from
 // the record this returns, so the index never shows what the store does not hold. The same reading of reports
 // serves the read-only offline commands (`persist: false`) and the snapshot export.
 
@@ -18,8 +19,10 @@ import {
   type Severity,
 } from "../../domain/scoring";
 import { type Listing, listingReports } from "../../domain/feeds";
+import { nextRescoreDueOfSums, reportTerm, type ReporterSum, scoreOfSums, type SummedAddress, type SumUnits, sumUnitsOf, sumsUsableAt, unitsMatch } from "../../domain/running-sums";
+import { scoreSumsOf } from "../../store/score-sums";
 import type { AddressRecord } from "../../index/reputation-index";
-import type { Store } from "../../store/database";
+import { inTransaction, type Store } from "../../store/database";
 
 export { countingReportsSql, type CountingReportRow };
 
@@ -84,11 +87,18 @@ export interface ScorerOptions {
    * rescore, rescoreAll and evaluate (inside a write transaction nobody else commits, so once is enough).
    */
   beforeListings?: () => void;
+  /**
+   * When the sums are not in this scorer's units (the scoring parameters changed), a writing scorer sums every
+   * report again, with this epoch (now); default: the formula is used until a scorer that may rebuild does.
+   */
+  rebuildSumsAtMs?: number;
 }
 
 export function createAddressScorer(store: Store, params: ScoringParameters, options: ScorerOptions = {}): AddressScorer {
+  const persist = options.persist !== false;
   const selectCounting = countingReportsOf(store);
   const selectCountingOfAll = countingReportsOfAddresses(store);
+  const sums = scoreSumsOf(store);
   const listingsAround = options.listingsAround;
   const listingReportsOf = listingsAround ? (ip: Ip): ScoredReport[] => listingReports(listingsAround(ip)) : undefined;
   const withListings = (ip: Ip, reports: ScoredReport[]): ScoredReport[] => {
@@ -98,20 +108,23 @@ export function createAddressScorer(store: Store, params: ScoringParameters, opt
   const beforeListings = options.beforeListings ?? (() => {});
   // Handed out for callers that score on their own (a large import), so checked on each call, as before.
   const listingsOf = listingReportsOf && ((ip: Ip): ScoredReport[] => (beforeListings(), listingReportsOf(ip)));
-  const reportsOf = (ip: Ip, nowMs: number): ScoredReport[] => {
-    beforeListings();
-    return withListings(ip, selectCounting.all(ip.text, retentionCutoffMs(nowMs, params)).map(scoredReportOf));
-  };
+  if (persist && options.rebuildSumsAtMs !== undefined) {
+    const units = sums.unitsNow();
+    if (units === null || !unitsMatch(units, params) || !sumsUsableAt(units, options.rebuildSumsAtMs, params)) {
+      inTransaction(store, () => sums.rebuild(sumUnitsOf(params, Math.floor(options.rebuildSumsAtMs!))));
+    }
+  }
+
   /** Each address's reports, read at the earliest cutoff of all and then cut at its own. */
   const reportsOfAll = (addresses: readonly RescoreOf[]): ScoredReport[][] => {
-    beforeListings();
     let cutoff = Number.POSITIVE_INFINITY;
     for (const a of addresses) cutoff = Math.min(cutoff, retentionCutoffMs(a.nowMs, params));
     const byIp = new Map<string, CountingReportRow[]>();
-    for (const row of selectCountingOfAll.all(JSON.stringify(addresses.map((a) => a.ip.text)), cutoff)) {
-      const rows = byIp.get(row.ip);
-      if (rows === undefined) byIp.set(row.ip, [row]);
-      else rows.push(row);
+    const rows = addresses.length === 1 ? selectCounting.all(addresses[0]!.ip.text, cutoff).map((r) => ({ ...r, ip: addresses[0]!.ip.text })) : selectCountingOfAll.all(JSON.stringify(addresses.map((a) => a.ip.text)), cutoff);
+    for (const row of rows) {
+      const list = byIp.get(row.ip);
+      if (list === undefined) byIp.set(row.ip, [row]);
+      else list.push(row);
     }
     return addresses.map(({ ip, nowMs }) => {
       const own = retentionCutoffMs(nowMs, params);
@@ -120,22 +133,95 @@ export function createAddressScorer(store: Store, params: ScoringParameters, opt
       return withListings(ip, reports);
     });
   };
-  const evaluate = (ip: Ip, nowMs: number) => {
-    const reports = reportsOf(ip, nowMs);
-    return { record: recordOfScore(scoreReports(reports, nowMs, params)), rescoreDueMs: nextRescoreDueMs(reports, nowMs, params) };
+
+  /**
+   * The address's sums at `nowMs`, with the reports that passed retention taken out (and, when `write`, their
+   * floor moved so they are not read again); null when the sums cannot answer for this time.
+   */
+  const summedOf = (ip: Ip, nowMs: number, units: SumUnits, write: boolean): SummedAddress | null => {
+    const cutoff = retentionCutoffMs(nowMs, params);
+    const rows = sums.reportersOf(ip.text);
+    let categories: Map<string, number> | null = null;
+    let tookOut = false;
+    const reporters: ReporterSum[] = [];
+    for (const row of rows) {
+      // Cut at a later time than asked (an earlier time is asked about), or a report dated after now (its age
+      // is 0 in the formula, not negative): the reports answer.
+      if (row.floor > cutoff || (row.reports > 0 && row.newest > nowMs)) return null;
+      if (row.reports <= 0 || row.oldest >= cutoff) {
+        reporters.push(row);
+        continue;
+      }
+      let weight = 0;
+      let reports = 0;
+      let verified = 0;
+      const gone = new Map<string, number>();
+      for (const r of sums.pastReports(ip.text, row.reporterId, Math.max(row.floor, row.oldest), cutoff)) {
+        weight += reportTerm(units, r.severity as Severity, r.status === "verified", r.createdAtMs);
+        reports++;
+        if (r.status === "verified") verified++;
+        gone.set(r.category, (gone.get(r.category) ?? 0) + 1);
+      }
+      const left = row.reports - reports;
+      const next: ReporterSum = { reporterId: row.reporterId, weight: left <= 0 ? 0 : Math.max(0, row.weight - weight), reports: left, verified: row.verified - verified };
+      tookOut = true;
+      categories ??= sums.categoryCountsOf(ip.text);
+      for (const [category, n] of gone) categories.set(category, (categories.get(category) ?? 0) - n);
+      if (write) sums.takeOut(ip.text, row.reporterId, weight, reports, verified, sums.oldestCountingFrom(ip.text, row.reporterId, cutoff) ?? cutoff, cutoff, gone);
+      reporters.push(next);
+    }
+    if (write && tookOut) sums.dropEmptyOf(ip.text);
+    categories ??= sums.categoryCountsOf(ip.text);
+    let categoriesMask = 0;
+    for (const [category, n] of categories) if (n > 0) categoriesMask |= 1 << categoryBit(category as Category);
+    const newest = sums.newestCountingSince(ip.text, cutoff);
+    return {
+      reporters,
+      categoriesMask,
+      firstSeenMs: newest === null ? null : sums.firstCountingSince(ip.text, cutoff),
+      lastSeenMs: newest?.createdAtMs ?? null,
+      lastCategory: (newest?.category ?? null) as Category | null,
+      listings: listingReportsOf ? listingReportsOf(ip) : [],
+    };
   };
-  if (options.persist === false) {
+
+  /** Each address's score at its time, with a way to its rescore due time, from the sums where they answer. */
+  const scoreAll = (addresses: readonly RescoreOf[], write: boolean): { score: AddressScore; dueMs: () => number | null }[] => {
+    beforeListings();
+    const units = sums.unitsNow();
+    const usable = units !== null && unitsMatch(units, params);
+    const out: { score: AddressScore; dueMs: () => number | null }[] = new Array(addresses.length);
+    const fromReports: number[] = [];
+    for (let i = 0; i < addresses.length; i++) {
+      const { ip, nowMs } = addresses[i]!;
+      const summed = usable && sumsUsableAt(units, nowMs, params) ? summedOf(ip, nowMs, units, write) : null;
+      if (summed === null) fromReports.push(i);
+      else out[i] = { score: scoreOfSums(summed, units!, nowMs, params), dueMs: () => nextRescoreDueOfSums(summed, units!, nowMs, params) };
+    }
+    if (fromReports.length > 0) {
+      const reports = reportsOfAll(fromReports.map((i) => addresses[i]!));
+      fromReports.forEach((i, k) => {
+        const nowMs = addresses[i]!.nowMs;
+        out[i] = { score: scoreReports(reports[k]!, nowMs, params), dueMs: () => nextRescoreDueMs(reports[k]!, nowMs, params) };
+      });
+    }
+    return out;
+  };
+  const evaluate = (ip: Ip, nowMs: number) => {
+    const [{ score, dueMs }] = scoreAll([{ ip, nowMs }], false) as [{ score: AddressScore; dueMs: () => number | null }];
+    return { record: recordOfScore(score), rescoreDueMs: score.totalReports === 0 ? null : dueMs() };
+  };
+  if (!persist) {
     return {
       evaluate,
-      rescore: (ip, nowMs) => recordOfScore(scoreReports(reportsOf(ip, nowMs), nowMs, params)),
-      rescoreAll: (addresses) => reportsOfAll(addresses).map((reports, i) => recordOfScore(scoreReports(reports, addresses[i]!.nowMs, params))),
+      rescore: (ip, nowMs) => recordOfScore(scoreAll([{ ip, nowMs }], false)[0]!.score),
+      rescoreAll: (addresses) => scoreAll(addresses, false).map(({ score }) => recordOfScore(score)),
       listingsOf,
     };
   }
   const { upsert, remove } = addressWriter(store);
 
-  const write = (ip: Ip, nowMs: number, reports: ScoredReport[]): AddressRecord | null => {
-    const score = scoreReports(reports, nowMs, params);
+  const write = (ip: Ip, nowMs: number, score: AddressScore, dueMs: () => number | null): AddressRecord | null => {
     const record = recordOfScore(score);
     if (record === null) {
       remove.run(ip.text);
@@ -152,14 +238,17 @@ export function createAddressScorer(store: Store, params: ScoringParameters, opt
       score.firstSeenMs,
       score.lastSeenMs,
       nowMs,
-      nextRescoreDueMs(reports, nowMs, params),
+      dueMs(),
     );
     return record;
   };
   return {
     evaluate,
-    rescore: (ip, nowMs) => write(ip, nowMs, reportsOf(ip, nowMs)),
-    rescoreAll: (addresses) => reportsOfAll(addresses).map((reports, i) => write(addresses[i]!.ip, addresses[i]!.nowMs, reports)),
+    rescore: (ip, nowMs) => {
+      const [{ score, dueMs }] = scoreAll([{ ip, nowMs }], true) as [{ score: AddressScore; dueMs: () => number | null }];
+      return write(ip, nowMs, score, dueMs);
+    },
+    rescoreAll: (addresses) => scoreAll(addresses, true).map(({ score, dueMs }, i) => write(addresses[i]!.ip, addresses[i]!.nowMs, score, dueMs)),
     listingsOf,
   };
 }

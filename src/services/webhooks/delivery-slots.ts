@@ -62,10 +62,17 @@ export class DeliverySlots {
     this.held--;
   }
 
-  /** Notes how the subscription's latest attempt ended. */
-  finished(webhookId: number, delivered: boolean): void {
+  /** Notes how the subscription's latest attempt ended; true when that changed whether it is failing. */
+  finished(webhookId: number, delivered: boolean): boolean {
+    const was = this.failing.has(webhookId);
     if (delivered) this.failing.delete(webhookId);
     else this.failing.add(webhookId);
+    return was === delivered;
+  }
+
+  /** Whether the subscription's last finished attempt failed. */
+  isFailing(webhookId: number): boolean {
+    return this.failing.has(webhookId);
   }
 
   private holding(webhookId: number): number {

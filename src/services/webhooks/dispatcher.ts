@@ -11,6 +11,7 @@
 import { DeliveryTables, type DueDelivery } from "../../store/webhook-deliveries";
 import { DeliverySlots } from "./delivery-slots";
 import { PassTimer } from "../outbox/pass-timer";
+import { failingMarkWriters, failingWebhooks } from "../../store/webhook-failing";
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../../domain/clock";
 import { isoTime } from "../../domain/clock";
@@ -70,6 +71,8 @@ interface AttemptOutcome {
   statusCode: number | null;
   error: string | null;
   durationMs: number;
+  /** Whether this attempt changed whether its subscription is failing (written with it). */
+  failingChanged?: boolean;
 }
 
 interface InFlight {
@@ -111,6 +114,8 @@ export class WebhookDispatcher {
     this.options = { ...DEFAULT_DISPATCHER_OPTIONS, ...options };
     this.slots = new DeliverySlots(this.options);
     this.passes = new PassTimer(() => this.pump(), this.options.intervalMs);
+    // What the last process knew: a hung receiver is capped from the first attempt after a restart.
+    for (const id of failingWebhooks(deps.store)) this.slots.finished(id, false);
   }
 
   /** Starts the background timer (the server does; CLI commands and tests that drive tick() do not). */
@@ -289,7 +294,7 @@ export class WebhookDispatcher {
     void this.send(due).then((outcome) => {
       if (outcome === null) this.release(due.rowId);
       else {
-        this.slots.finished(due.webhookId, outcome.error === null);
+        outcome.failingChanged = this.slots.finished(due.webhookId, outcome.error === null);
         this.outcomes.push(outcome);
         this.scheduleFlush();
       }
@@ -355,6 +360,9 @@ export class WebhookDispatcher {
     try {
       (final ? inTransaction : inTransactionIfUnlocked)(this.store, () => {
         const { updateDelivery: update, insertAttempt } = this.tables.attemptWriters();
+        const marks = failingMarkWriters(this.store);
+        // The state the subscriptions are in now (later outcomes may have changed it again since).
+        for (const id of new Set(batch.filter((o) => o.failingChanged).map((o) => o.due.webhookId))) marks.set(id, this.slots.isFailing(id), batch[0]!.finishedAt);
         for (const o of batch) {
           const attempts = o.due.attempts + 1;
           const ok = o.error === null;

@@ -83,7 +83,7 @@ export async function runCli(sandbox: Sandbox, args: string[], options: CliOptio
     stderr: "pipe",
   });
   track(proc);
-  const timeoutMs = options.timeoutMs ?? 20_000;
+  const timeoutMs = options.timeoutMs ?? 120_000;
   const timer = setTimeout(() => proc.kill("SIGKILL"), timeoutMs);
   try {
     const [stdout, stderr, code] = await Promise.all([

@@ -63,7 +63,7 @@ export async function startServer(sandbox: Sandbox, options: StartOptions = {}):
     for (const wake of waiters) wake();
   });
 
-  const waitForOutput = (pattern: RegExp, timeoutMs = 10_000) =>
+  const waitForOutput = (pattern: RegExp, timeoutMs = 60_000) =>
     new Promise<RegExpMatchArray>((resolve, reject) => {
       const check = () => {
         const match = text.match(pattern);
@@ -92,7 +92,7 @@ export async function startServer(sandbox: Sandbox, options: StartOptions = {}):
   };
 
   try {
-    const port = Number((await waitForOutput(LISTENING, options.readyTimeoutMs ?? 15_000))[1]);
+    const port = Number((await waitForOutput(LISTENING, options.readyTimeoutMs ?? 60_000))[1]);
     const url = `http://127.0.0.1:${port}`;
     const server: RunningServer = {
       proc,
@@ -106,11 +106,11 @@ export async function startServer(sandbox: Sandbox, options: StartOptions = {}):
           body = JSON.stringify(init.json);
           headers["content-type"] ??= "application/json";
         }
-        return fetch(url + path, { method, headers, body, signal: AbortSignal.timeout(15_000) });
+        return fetch(url + path, { method, headers, body, signal: AbortSignal.timeout(60_000) });
       },
       stop,
     };
-    if (options.waitReady ?? true) await waitUntilReady(server, options.readyTimeoutMs ?? 15_000);
+    if (options.waitReady ?? true) await waitUntilReady(server, options.readyTimeoutMs ?? 60_000);
     return server;
   } catch (error) {
     await stop("SIGKILL");

@@ -74,15 +74,15 @@ test("an edge never goes back to an older snapshot than the one it serves (rollb
   expect(await pullError(edge, "never goes back")).toContain("not after the one served");
   expect(await edge.reputation(IP)).toEqual({ status: 200, totalReports: 2 });
   // Asked for with its ETag from then on: one download to find out, then 304s.
-  expect(await within(5_000, async () => (primary.statuses.length >= from + 2 ? true : null))).toBe(true);
+  expect(await within(60_000, async () => (primary.statuses.length >= from + 2 ? true : null))).toBe(true);
   expect(primary.statuses.slice(from + 1)).not.toContain(200);
   expect(snapshotFiles(edge)).toEqual([fileNameOf(newer)]);
 
   // The primary back on the snapshot the edge serves: nothing new, and no error.
   primary.answer = serveFile(newer);
-  expect(await within(5_000, async () => ((await edge.readyz()).edge.lastPullError === null ? true : null))).toBe(true);
+  expect(await within(60_000, async () => ((await edge.readyz()).edge.lastPullError === null ? true : null))).toBe(true);
   expect(await edge.reputation(IP)).toEqual({ status: 200, totalReports: 2 });
-}, 30_000);
+}, 120_000);
 
 test("a validly signed snapshot that cannot be opened is refused and not kept; the edge restarts on the last good one", async () => {
   const primary = primaryServing(older);
@@ -102,7 +102,7 @@ test("a validly signed snapshot that cannot be opened is refused and not kept; t
   expect(await within(10_000, async () => ((await restarted.readyz()).status === 200 ? true : null))).toBe(true);
   expect({ exitCode: restarted.proc.exitCode, answer: await restarted.reputation(IP) }).toEqual({ exitCode: null, answer: { status: 200, totalReports: 1 } });
   expect(restarted.output()).toContain("verifies but cannot be served, removed");
-}, 30_000);
+}, 120_000);
 
 test("a snapshot that verifies but cannot be opened is downloaded once, not on every pull", async () => {
   const primary = primaryServing(older);
@@ -112,7 +112,7 @@ test("a snapshot that verifies but cannot be opened is downloaded once, not on e
   primary.answer = serveFile(damaged);
   expect(await within(10_000, async () => (primary.statuses.length >= from + 3 ? true : null))).toBe(true);
   expect(primary.statuses.slice(from).filter((s) => s === 200)).toHaveLength(1);
-}, 30_000);
+}, 120_000);
 
 test("one transfer damaged on the way does not keep the edge off that snapshot until the primary makes another", async () => {
   const good = serveFile(newer);
@@ -123,4 +123,4 @@ test("one transfer damaged on the way does not keep the edge off that snapshot u
   expect(await serving(edge, 2)).toBe(true);
   expect(primary.statuses.slice(0, 2)).toEqual([200, 200]);
   expect((await edge.readyz()).edge.lastPullError).toBeNull();
-}, 30_000);
+}, 120_000);

@@ -46,7 +46,7 @@ async function start(extra: string[] = [], dir = dataDir): Promise<Server> {
   const proc = Bun.spawn([process.execPath, MAIN, "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", dir, ...extra], { stdin: "ignore", stdout: "pipe", stderr: "pipe", env });
   const reader = proc.stdout.getReader();
   let log = "";
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + 60_000;
   while (!/listening on http:\/\/[^:]+:\d+/.test(log)) {
     if (Date.now() > deadline) throw new Error(`the server did not start:\n${log}`);
     const { value, done } = await reader.read();
@@ -142,7 +142,7 @@ describe("serve with DATA_DIR/index.bin", () => {
     const server = await start();
     await importReports([["45.33.1.3", 4]]);
     // The running server notices the commit within a second or two.
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + 60_000;
     while (((await answersOf(server))["45.33.1.3"] as { totalReports: number }).totalReports !== 2) {
       if (Date.now() > deadline) throw new Error("the server never saw the import");
       await Bun.sleep(200);

@@ -61,7 +61,7 @@ describe("abuse-intel jobs", () => {
     const plain = await cli(["jobs", "run", "verify"]);
     expect(plain.code).toBe(0);
     expect(plain.stdout).toMatch(/^verify: done in \d+ ms: \{"groups":0,"verified":0\}\n$/);
-  });
+  }, 180_000); // CLI processes: each starts Bun and opens the data directory
 
   test("a failed run exits 1 with the error; an unknown job exits 2", async () => {
     // A file where the snapshot directory should be: the export cannot write.
@@ -77,7 +77,7 @@ describe("abuse-intel jobs", () => {
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('No job named "reindex"');
     expect((await cli(["jobs", "run"])).code).toBe(2);
-  });
+  }, 180_000);
 
   test("list shows every job with its last run", async () => {
     const { stdout, code } = await cli(["jobs", "list", "--json", "--schedule", "expire=30 * * * *"]);
@@ -94,5 +94,5 @@ describe("abuse-intel jobs", () => {
     expect(jobs[0].lastRunAt).toBeNull();
     const table = await cli(["jobs", "list"]);
     expect(table.stdout.split("\n")[0]).toMatch(/^NAME\s+SCHEDULE\s+LAST RUN\s+DURATION\s+NEXT RUN\s+LAST ERROR$/);
-  });
+  }, 180_000);
 });

@@ -38,7 +38,7 @@ describe("snapshot", () => {
       f.h.clock.advance(DAY_MS);
     }
     expect(readdirSync(snapshotDir()).sort()).toEqual([...names.slice(2), "operator-copy.sqlite"].sort());
-  });
+  }, 300_000); // nine exports: over a minute and a half on a loaded 2-core machine
 
   test.each([
     [Date.parse("2026-11-21T03:00:00.000Z"), "abuse-intel-20261121T030000Z.sqlite"],

@@ -20,7 +20,7 @@ const dataDir = mkdtempSync(join(tmpdir(), "abuse-intel-index-interval-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + 60_000;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`never happened: ${what}`);
     await Bun.sleep(100);

@@ -111,28 +111,27 @@ async function snapshotAndFollower(options: { stallMs?: number; deadlineMs?: num
 }
 
 test("a download that stalls is given up, says why, and the next pull resumes it", async () => {
-  const { file, adopted, follow } = await snapshotAndFollower({ stallMs: 300 });
+  const { file, adopted, follow } = await snapshotAndFollower({ stallMs: 2_000 }); // far above any pause of a loaded machine
   const stalled = stallAfter(file, 4096);
   const good = serveFile(file);
   const primary = scriptedPrimary((request, n) => (n === 1 ? stalled(request, n) : good(request, n)));
   const follower = follow(primary);
   expect(await follower.pull()).toBe("failed");
-  expect(follower.state.lastError).toBe("the primary sent nothing for 0.3 s: given up, the next pull resumes it");
+  expect(follower.state.lastError).toBe("the primary sent nothing for 2 s: given up, the next pull resumes it");
   expect(statSync(join(dir, "edge", "incoming.partial")).size).toBe(4096);
   expect(await follower.pull()).toBe("updated");
   expect(primary.statuses).toEqual([200, 206]);
   expect(adopted).toHaveLength(1);
   expect(follower.state.lastError).toBeNull();
-}, 5_000);
+}, 30_000);
 
 test("a download that drips, never stalling, is given up at the pull's deadline", async () => {
-  const { file, follow } = await snapshotAndFollower({ stallMs: 300, deadlineMs: 600 });
+  const { file, follow } = await snapshotAndFollower({ stallMs: 2_000, deadlineMs: 4_000 });
   const follower = follow(scriptedPrimary(dripping(file, 20)));
-  const started = performance.now();
+  // Given up, not finished: the drip would have delivered the whole file and the pull been "updated".
   expect(await follower.pull()).toBe("failed");
-  expect(performance.now() - started).toBeLessThan(3_000);
-  expect(follower.state.lastError).toBe("the download was not done after 0.6 s: given up, the next pull resumes it");
-}, 5_000);
+  expect(follower.state.lastError).toBe("the download was not done after 4 s: given up, the next pull resumes it");
+}, 30_000);
 
 test("a snapshot that keeps arriving damaged is downloaded again at the next pull, then only after a wait", async () => {
   const { file, adopted, follow } = await snapshotAndFollower();

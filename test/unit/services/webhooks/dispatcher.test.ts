@@ -588,6 +588,47 @@ describe("at least once across a crash", () => {
   });
 });
 
+describe("a subscription's failing state across a restart", () => {
+  let dataDir: string;
+  beforeEach(() => {
+    dataDir = mkdtempSync(join(tmpdir(), "abuse-intel-webhooks-failing-"));
+  });
+  afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  test("hung receivers that failed before the restart are capped from the first attempt after it: a healthy subscriber gets a slot at once", async () => {
+    const [hungA, hungB] = [receiver(never), receiver(never)];
+    const first = openStore(dataDir);
+    const firstHooks = new WebhookService({ store: first, clock });
+    const user = addUser(first, "a@example.com");
+    for (const r of [hungA, hungB]) firstHooks.create(user, { url: r.url, events: ["ip.reported"], secret: SECRET });
+    report(first, 1);
+    // Both hung subscriptions' first attempts time out and are recorded: they are failing.
+    const d1 = dispatcher({ timeoutMs: 200, maxInFlight: 2, maxInFlightPerWebhook: 1 }, first);
+    await d1.tick();
+    expect(deliveriesOf(first).map((row) => row.lastError)).toEqual(["timed out after 200 ms", "timed out after 200 ms"]);
+    await d1.stop();
+    first.close();
+
+    const second = openStore(dataDir);
+    try {
+      const healthy = receiver();
+      new WebhookService({ store: second, clock }).create(user, { url: healthy.url, events: ["ip.verified"], secret: SECRET });
+      clock.advance(60_000); // the hung subscriptions' retries are due, older than the healthy one's event
+      inTransaction(second, () => enqueueEvent(second, "ip.verified", { ip: "203.0.113.9", category: "SSH", confidence: 50, reporterId: 2, reportId: 7 }, clock.now()));
+      // Two slots, attempts that hang for 60 s: the failing subscriptions may hold one slot between them, so the
+      // healthy one takes the other at once. Not known to be failing, both would take a slot first and the
+      // healthy event wait for a timeout (60 s, beyond this test's wait).
+      const d2 = dispatcher({ timeoutMs: 60_000, maxInFlight: 2, maxInFlightPerWebhook: 1 }, second);
+      d2.start();
+      await healthy.waitFor(1, 20_000);
+      expect(hungA.requests.length + hungB.requests.length).toBe(3);
+    } finally {
+      await dispatchers.pop()!.stop();
+      second.close();
+    }
+  }, 60_000);
+});
+
 describe("deleting a subscription", () => {
   test("takes its deliveries and attempts, and the events no other subscription still holds", async () => {
     const r = receiver();

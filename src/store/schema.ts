@@ -4,6 +4,12 @@
 
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex, blob } from "drizzle-orm/sqlite-core";
+import { addressCategoryCounts, reporterScoreSums, scoreSumParams } from "./schema-score-sums";
+import { forwardedReports } from "./schema-forwarded-reports";
+
+// Tables kept in files of their own, re-exported so that every table is reached through this module (drizzle-kit reads it).
+export * from "./schema-score-sums";
+export * from "./schema-forwarded-reports";
 
 export const users = sqliteTable(
   "users",
@@ -115,54 +121,6 @@ export const clearedReportTimes = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.reporterId, t.ip] })],
 );
-
-/**
- * Running sums of the counting reports of each address and reporter (contract 5.7 without re-reading the reports):
- * `weight` is Σ severityWeight × (verified ? multiplier : 1) × 2^((created_at − epoch) / halfLife) in the units
- * of `score_sum_params`, so the reporter's current Σw is weight × 2^((epoch − now) / halfLife). Kept by triggers
- * on `reports` (migration 0006) for every writer; reports dated before `floor` are not in the sums (the scorer
- * moves the floor to the retention cutoff, taking out what passed retention). See docs/decisions.md.
- */
-export const reporterScoreSums = sqliteTable(
-  "reporter_score_sums",
-  {
-    ip: text("ip").notNull(),
-    reporterId: integer("reporter_id").notNull(),
-    weight: real("weight").notNull(),
-    reports: integer("reports").notNull(),
-    verified: integer("verified").notNull(),
-    /** No later than the oldest report in the sums (a lower bound after one leaves). */
-    oldest: integer("oldest").notNull(),
-    /** No earlier than the newest report in the sums (an upper bound after one leaves). */
-    newest: integer("newest").notNull(),
-    floor: integer("floor").notNull(),
-  },
-  (t) => [primaryKey({ columns: [t.ip, t.reporterId] })],
-);
-
-/** How many reports in `reporter_score_sums` carry each category, per address: the categories mask without a scan. */
-export const addressCategoryCounts = sqliteTable(
-  "address_category_counts",
-  {
-    ip: text("ip").notNull(),
-    category: text("category").notNull(),
-    reports: integer("reports").notNull(),
-  },
-  (t) => [primaryKey({ columns: [t.ip, t.category] })],
-);
-
-/** The one row of units the running sums are in: the epoch, the half-life and the weights they were summed with. */
-export const scoreSumParams = sqliteTable("score_sum_params", {
-  id: integer("id").primaryKey(),
-  epochMs: integer("epoch_ms").notNull(),
-  halfLifeMs: real("half_life_ms").notNull(),
-  weight1: real("weight_1").notNull(),
-  weight2: real("weight_2").notNull(),
-  weight3: real("weight_3").notNull(),
-  weight4: real("weight_4").notNull(),
-  weight5: real("weight_5").notNull(),
-  verifiedMultiplier: real("verified_multiplier").notNull(),
-});
 
 /** Every state change of a report, with its time (contract 5.5). */
 export const reportTransitions = sqliteTable(
@@ -528,16 +486,5 @@ export const schemaTables = {
   decisionChanges,
   jobRuns,
   meta,
+  forwardedReports,
 };
-
-/**
- * Reports an edge forwarded (contract 18), by the id the edge gave each: a forwarded id is stored at most once, so
- * a batch sent again after a lost answer creates nothing and gets its first results (`result`, JSON) again.
- */
-export const forwardedReports = sqliteTable("forwarded_reports", {
-  id: text("id").primaryKey(),
-  /** The forward key's account the report was credited to. */
-  userId: integer("user_id").notNull(),
-  result: text("result").notNull(),
-  createdAt: integer("created_at").notNull(),
-});

@@ -167,7 +167,7 @@ export async function createSnapshotServices(options: SnapshotServiceOptions): P
         expireDue: () => void snapshot.reputation.expireDue(),
       }),
       isReady: () => true,
-      stop: async () => {},
+      stop: async () => services.metrics.stop(),
     } as Omit<SnapshotServices, "metrics"> as SnapshotServices;
     services.metrics = new Metrics(services);
     return services;

@@ -130,6 +130,8 @@ interface Phase {
   wrk: WrkResult;
   lagMs: number;
   lateTicks: number;
+  /** Requests wrk counted as errors (timeouts after 5 s, non-2xx answers). */
+  errors: number;
   /** Every tick of the phase was at most this late (the histogram bucket's bound), in ms. */
   boundMs: number;
   actionMs: number;
@@ -235,16 +237,17 @@ async function main() {
       const note = await action(until);
       const actionMs = performance.now() - started;
       const result = await wrk;
-      check(result.status + result.connect + result.read + result.write + result.timeout === 0, `${name}: wrk saw errors ${JSON.stringify(result)}`);
+      // A stall past wrk's 5 s timeout is a finding, not a broken run: counted, and the phase fails.
+      const errors = result.status + result.connect + result.read + result.write + result.timeout;
       const after = await loopFigures(target.url);
       const { late, boundMs } = ticksBetween(before, after);
       // The gauge's minute reaches back before a phase that follows a start; the histogram counts from the scrape.
-      const phase = { name, wrk: result, lagMs: options.from === undefined ? after.lagSeconds * 1000 : boundMs, lateTicks: late, boundMs, actionMs, note };
+      const phase = { name, wrk: result, errors, lagMs: options.from === undefined ? after.lagSeconds * 1000 : boundMs, lateTicks: late, boundMs, actionMs, note };
       phases.push(phase);
       console.log(
         `${name.padEnd(10)} ${Math.round(result.perSecond).toLocaleString("en").padStart(7)} req/s  p50 ${ms(result.p50Us)} ms  p99 ${ms(result.p99Us).padStart(7)} ms  ` +
           `max ${ms(result.maxUs).padStart(8)} ms  lag ${phase.lagMs.toFixed(1).padStart(7)} ms  ticks > 20 ms: ${String(late).padStart(3)} (all ≤ ${boundMs} ms)  ` +
-          `CPU ${result.serverCpuUsPerRequest!.toFixed(1)} µs/req  (${note}; ${(actionMs / 1000).toFixed(1)} s)`,
+          `CPU ${result.serverCpuUsPerRequest!.toFixed(1)} µs/req  ${errors > 0 ? `ERRORS ${errors} ` : ""}(${note}; ${(actionMs / 1000).toFixed(1)} s)`,
       );
     };
     const repeatUntil = async (until: number, step: () => Promise<void>) => {
@@ -402,7 +405,7 @@ async function main() {
     let pass = true;
     for (const p of phases) {
       const base = p.name.startsWith("edge") ? edgeIdle : idle;
-      const ok = p.lagMs <= TARGET_LAG_MS && p.wrk.p99Us / 1000 < TARGET_P99_MS;
+      const ok = p.lagMs <= TARGET_LAG_MS && p.wrk.p99Us / 1000 < TARGET_P99_MS && p.errors === 0;
       if (!ok) pass = false;
       console.log(
         `${ok ? "PASS" : "FAIL"}  ${p.name.padEnd(10)} lag ${p.lagMs.toFixed(1).padStart(7)} ms  p99 ${ms(p.wrk.p99Us).padStart(7)} ms  max ${ms(p.wrk.maxUs).padStart(8)} ms` +

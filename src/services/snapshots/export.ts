@@ -127,7 +127,11 @@ export async function exportSnapshot(options: ExportOptions): Promise<ExportResu
     await nextTurn();
 
     const tables = enrichment.rangeTables();
-    writer.insertRangeTables(tables.map(({ name, table }) => ({ name, bytes: table.bytes })));
+    // A table at a time with a turn between (16.6 MiB in all with the built-in data: one write held the loop).
+    for (let position = 0; position < tables.length; position++) {
+      writer.insertRangeTable(position, tables[position].name, tables[position].table.bytes);
+      await nextTurn();
+    }
     counts.rangeTables = tables.length;
 
     const createdAt = new Date(nowMs).toISOString();

@@ -70,6 +70,14 @@ class EventLoopWatch {
     this.timer.unref?.();
   }
 
+  /**
+   * How late the tick now due is, in seconds: a scrape answered at the end of a long hold can run before the timer
+   * that would record it, and must not report a quiet minute.
+   */
+  lateNow(): number {
+    return this.timer === null ? 0 : Math.max(0, performance.now() - this.last - LAG_TICK_MS) / 1000;
+  }
+
   release(): void {
     if (this.holders === 0 || --this.holders > 0) return;
     if (this.timer !== null) clearInterval(this.timer);
@@ -80,11 +88,12 @@ class EventLoopWatch {
 const watch = new EventLoopWatch();
 
 /** Starts (or joins) the process's event-loop watch; the returned function leaves it (once). */
-export function holdEventLoopWatch(): { recorder: LagRecorder; release: () => void } {
+export function holdEventLoopWatch(): { recorder: LagRecorder; lateNow: () => number; release: () => void } {
   watch.hold();
   let released = false;
   return {
     recorder: watch.recorder,
+    lateNow: () => watch.lateNow(),
     release: () => {
       if (released) return;
       released = true;

@@ -298,7 +298,7 @@ export class Metrics {
     const lag = this.lagWatch.recorder;
     out
       .family("abuse_intel_event_loop_lag_seconds", "gauge", `The longest the event loop was held (a ${LAG_WINDOW_SECONDS} s window): every request waited that long behind it.`)
-      .sample("abuse_intel_event_loop_lag_seconds", lag.largestRecent(performance.now()));
+      .sample("abuse_intel_event_loop_lag_seconds", Math.max(lag.largestRecent(performance.now()), this.lagWatch.lateNow()));
     out.family("abuse_intel_event_loop_delay_seconds", "histogram", "How late each tick of a timer a few milliseconds apart came: how long the event loop was held.");
     let cumulative = 0;
     for (let b = 0; b < LAG_BUCKETS.length; b++) {

@@ -267,5 +267,6 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   } as Omit<Services, "metrics"> as Services;
   // The metrics read the other services when /metrics is asked for.
   services.metrics = new Metrics(services);
+  stoppers.push(() => services.metrics.stop());
   return services;
 }

@@ -18,6 +18,7 @@ import { type ForwardingGauges, Metrics } from "../services/metrics/metrics";
 import { BlocklistService } from "../services/blocklists/blocklist";
 import { openSnapshot, type OpenedSnapshot } from "../services/snapshots/sources";
 import { ThreatService } from "../services/threats/threats";
+import { nextTurn } from "../services/event-loop-turns";
 
 /** Every static key authenticates as this: no account, so no daily budget to count against. */
 const STATIC_PRINCIPAL: Principal = Object.freeze({
@@ -117,8 +118,12 @@ export async function createSnapshotServices(options: SnapshotServiceOptions): P
   }
   const snapshot = openSnapshot(config.snapshot, { mmdbPath: config.geoMmdb });
   try {
+    // An edge opens the next snapshot while it serves the last: a turn of the event loop between the pieces of
+    // the work (the index and listings, the range tables, the rest) lets its requests through (issue 29).
+    await nextTurn();
     // A server reads the range tables now rather than on its first lookup.
     const enrichment = snapshot.enrichment();
+    await nextTurn();
     // Listing reads the snapshot's `threats` table; detection (which needs reports) never runs here: there is
     // no scheduler, and ThreatService prepares its detection statements only on a first run.
     const threats = new ThreatService({
@@ -169,7 +174,7 @@ export async function createSnapshotServices(options: SnapshotServiceOptions): P
         expireDue: () => void snapshot.reputation.expireDue(),
       }),
       isReady: () => true,
-      stop: async () => {},
+      stop: async () => services.metrics.stop(),
       forwarding: options.forwarding,
     } as Omit<SnapshotServices, "metrics"> as SnapshotServices;
     services.metrics = new Metrics(services);

@@ -34,6 +34,7 @@ import { readPublicKey } from "../services/snapshots/signing";
 import { EdgeCursorFile } from "../store/edge-cursors";
 import { selfCommand } from "./self-command";
 import { type DnsblService, startDnsbl } from "../dns/dnsbl-listener";
+import { nextTurn } from "../services/event-loop-turns";
 
 /** How long a replaced snapshot stays open for requests that were reading it. */
 const RETIRE_AFTER_MS = 10_000;
@@ -90,8 +91,11 @@ export async function serveEdge(config: Config): Promise<number> {
     },
     async onSnapshot(path) {
       const next = await createSnapshotServices({ config: { ...config, snapshot: path }, clock: systemClock, bouncerCursors: cursors, forwarding: forwarding?.gauges });
-      // Built before the swap, so no lookup after it waits for the merged geo table.
+      // Built before the swap, so no lookup after it waits for the merged geo table; a turn between each piece of
+      // the swap's work lets the requests of the snapshot still served through (issue 29).
+      await nextTurn();
       next.enrichment.prepareOwnerRanges();
+      await nextTurn();
       server.reload({ ...handlerOptions(next, createApp(next), edgeRoutes) });
       dnsbl?.use(next);
       const old = current;

@@ -79,6 +79,9 @@ export const serveCommand: Command = {
       store.close();
       if (config.snapshot === null) releaseDataDir(config.dataDir);
     };
+    // The merged geo table answers lookups of addresses nobody reported: built before the server listens (50-100 ms),
+    // not at the first such lookup nor just after /readyz, where it held the first requests (issue 29).
+    services.enrichment.prepareOwnerRanges();
     const app = createApp(services);
     let server: ReturnType<typeof listen>;
     try {
@@ -121,8 +124,6 @@ export const serveCommand: Command = {
     if (dnsbl !== null) console.log(`abuse-intel answering the ${dnsbl.description}`);
     console.log(`abuse-intel listening on ${listeningUrl(server)} (${from})`);
     notifyReady(`listening on ${listeningUrl(server)}`);
-    // The merged geo table answers lookups of addresses nobody reported; built now rather than at the first one.
-    setTimeout(() => services.enrichment.prepareOwnerRanges(), 0);
     // The scheduled jobs start once the API answers (services.stop() stops them); a snapshot server runs none.
     if (config.snapshot === null) {
       services.scheduler.start();

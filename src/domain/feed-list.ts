@@ -8,6 +8,8 @@
 // with host bits set (`10.1.2.3/24`) is refused rather than widened: a list must never block more than it says.
 
 import { type Cidr, tryParseCidr, tryParseIp } from "./ip";
+import { Pace } from "./pace";
+import { allAtOnce } from "./steps";
 
 export interface FeedListError {
   /** 1-based line number in the input. */
@@ -75,6 +77,14 @@ function jsonLineEntry(line: string): Cidr | null | string {
  * progress bar on a terminal.
  */
 export function parseFeedList(text: string, onProgress?: (linesRead: number) => void, progressEvery = 100_000): FeedList {
+  return allAtOnce(parseFeedListInSteps(text, new Pace(Infinity), onProgress, progressEvery));
+}
+
+/** Lines a step of a list's parse reads: a few milliseconds, so a 1 M-line list yields some hundred times. */
+export const PARSE_STEP_LINES = 8192;
+
+/** parseFeedList a step at a time: yields after every `pace` step of lines (a server's scheduled refresh). */
+export function* parseFeedListInSteps(text: string, pace: Pace, onProgress?: (linesRead: number) => void, progressEvery = 100_000): Generator<void, FeedList> {
   const entries: Cidr[] = [];
   const seen = new Set<string>();
   const errors: FeedListError[] = [];
@@ -98,6 +108,7 @@ export function parseFeedList(text: string, onProgress?: (linesRead: number) => 
     }
     if (onProgress && lineNumber % progressEvery === 0) onProgress(lineNumber);
     start = end + 1;
+    if (pace.spend()) yield;
   }
   return { entries, errors, badLines, lines: lineNumber };
 }

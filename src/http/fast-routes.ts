@@ -37,13 +37,28 @@ export function fastRoutes(services: Services) {
   type Answer<I> = (principal: Principal, remaining: number | null, input: I) => Response;
   const reputationAnswer: Answer<string> = (principal, remaining, ip) => respond(principal, remaining, reputation.reputationBody(pathAddress(ip)));
   const bulkAnswer: Answer<unknown> = (principal, remaining, body) => respond(principal, remaining, reputation.bulkBody(bulkInputsOf(body)));
-  /** A blocklist, or a 304 when the client's ETag is current. */
-  const blocklistAnswer: Answer<Request> = (principal, remaining, request) => {
+  /**
+   * A blocklist, or a 304 when the client's ETag is current. A list not cached at the index's current state is
+   * selected in steps between other requests (BlocklistService.answerInTurns), after the credential was checked.
+   */
+  async function blocklistServed(request: Request): Promise<Response> {
+    const started = performance.now();
+    let principal: Principal | null = null;
+    let remaining: number | null = null;
     const headers: Record<string, string> = {};
-    if (remaining !== null) setRateLimitHeaders(services, principal, remaining, headers);
-    const answer = blocklists.answer(paramsOf(request.url), request.headers.get("if-none-match"));
-    return new Response(answer.status === 304 ? null : answer.body, { status: answer.status, headers: blocklistHeaders(answer, headers) });
-  };
+    let response: Response;
+    try {
+      principal = authenticate(services, request, "key");
+      remaining = takeRequest(services, principal);
+      if (remaining !== null) setRateLimitHeaders(services, principal, remaining, headers);
+      const answer = await blocklists.answerInTurns(paramsOf(request.url), request.headers.get("if-none-match"));
+      response = new Response(answer.status === 304 ? null : answer.body, { status: answer.status, headers: blocklistHeaders(answer, headers) });
+    } catch (error) {
+      response = errorResponse(outcomes.failed(error), headers);
+    }
+    outcomes.answered(request, BLOCKLIST_ROUTE, response.status, started);
+    return response;
+  }
 
   /**
    * The answer for a counted request, or the contract's error body for what was thrown (with the rate-limit
@@ -70,7 +85,7 @@ export function fastRoutes(services: Services) {
 
   return {
     // GET only (Bun answers HEAD with it): a route given as a bare function takes every method.
-    [BLOCKLIST_ROUTE]: { GET: (request: Request) => served(BLOCKLIST_ROUTE, request, performance.now(), request, blocklistAnswer) },
+    [BLOCKLIST_ROUTE]: { GET: blocklistServed },
     [REPUTATION_ROUTE]: { GET: (request: RouteRequest) => served(REPUTATION_ROUTE, request, performance.now(), request.params.ip, reputationAnswer) },
     [BULK_ROUTE]: {
       POST: async (request: Request) => {

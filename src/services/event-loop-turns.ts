@@ -13,3 +13,17 @@ export async function inTurns<T>(steps: Generator<void, T>): Promise<T> {
     await nextTurn();
   }
 }
+
+/**
+ * Runs a stepped computation over state that may change between turns (the index while requests write to it):
+ * resolves to its result, or to null as soon as `unchanged()` says the state moved during a turn (the steps are
+ * then dropped, never resumed over changed state).
+ */
+export async function inTurnsWhile<T>(steps: Generator<void, T>, unchanged: () => boolean): Promise<T | null> {
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return next.value;
+    await nextTurn();
+    if (!unchanged()) return null;
+  }
+}

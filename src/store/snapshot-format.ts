@@ -12,6 +12,8 @@
 // derived from the rows; verification proves it with SQLite's integrity check rather than hashing it.
 
 import type { Database } from "bun:sqlite";
+import { Pace } from "../domain/pace";
+import { allAtOnce } from "../domain/steps";
 
 export const SNAPSHOT_FORMAT_VERSION = 1;
 
@@ -175,6 +177,18 @@ function orderOf(db: Database, table: string): string {
 
 /** The SHA-256 of a snapshot's content, as described at the top of this module (lowercase hex). */
 export function contentHash(db: Database): string {
+  return allAtOnce(contentHashInSteps(db, new Pace(Infinity)));
+}
+
+/** Rows a step of the hash reads: a few milliseconds, so the hash of a million addresses yields some hundred times. */
+export const HASH_STEP_ROWS = 4096;
+
+/**
+ * contentHash a step at a time, yielding after every `pace` step of rows read, so the server that makes a
+ * snapshot (the snapshot job) keeps answering while a million rows are hashed. The file must not change between
+ * steps (it is the export's own, still being written).
+ */
+export function* contentHashInSteps(db: Database, pace: Pace): Generator<void, string> {
   const h = new CanonicalHasher();
   h.value("abuse-intel-snapshot\0");
   h.value(SNAPSHOT_FORMAT_VERSION);
@@ -194,6 +208,7 @@ export function contentHash(db: Database): string {
     for (const row of statement.iterate() as IterableIterator<Record<string, unknown>>) {
       for (const name of names) h.value(row[name]);
       rows++;
+      if (pace.spend()) yield;
     }
     h.value(rows);
   }

@@ -137,9 +137,8 @@ export class SnapshotWriter {
     this.db.exec("DETACH DATABASE src");
   }
 
-  insertRangeTables(tables: readonly { name: string; bytes: Uint8Array }[]): void {
-    const insert = this.db.prepare("INSERT INTO range_tables (position, name, bytes) VALUES (?, ?, ?)");
-    tables.forEach(({ name, bytes }, position) => insert.run(position, name, bytes));
+  insertRangeTable(position: number, name: string, bytes: Uint8Array): void {
+    this.db.query("INSERT INTO range_tables (position, name, bytes) VALUES (?, ?, ?)").run(position, name, bytes);
   }
 
   insertMeta(entries: readonly [string, string][]): void {

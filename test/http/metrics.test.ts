@@ -225,6 +225,24 @@ describe("GET /metrics (section 11)", () => {
     h.clock.advance(90_000);
     expect(valueOf(await scrape(), "abuse_intel_uptime_seconds") - before).toBe(90);
   });
+
+  test("the event loop held by a request's worth of synchronous work shows in the lag gauge and its histogram (issue 29)", async () => {
+    const before = await scrape();
+    await Bun.sleep(30); // the watch's timer has ticked since, so the next gap spans the whole hold
+    const until = performance.now() + 60;
+    while (performance.now() < until) {
+      // holding the event loop as a long background step would
+    }
+    await Bun.sleep(30);
+    const after = await scrape();
+    expect(after.types.get("abuse_intel_event_loop_lag_seconds")).toBe("gauge");
+    expect(after.types.get("abuse_intel_event_loop_delay_seconds")).toBe("histogram");
+    // The tick due during the hold came at least 60 ms after the one before it: at least 55 ms late.
+    expect(valueOf(after, "abuse_intel_event_loop_lag_seconds")).toBeGreaterThanOrEqual(0.055);
+    const atLeast50ms = (e: typeof after) => valueOf(e, "abuse_intel_event_loop_delay_seconds_count") - valueOf(e, "abuse_intel_event_loop_delay_seconds_bucket", { le: "0.05" });
+    expect(atLeast50ms(after) - atLeast50ms(before)).toBeGreaterThanOrEqual(1);
+    expect(valueOf(after, "abuse_intel_event_loop_delay_seconds_count")).toBeGreaterThan(valueOf(before, "abuse_intel_event_loop_delay_seconds_count"));
+  });
 });
 
 describe("GET /metrics with --metrics-token", () => {

@@ -216,4 +216,24 @@ describe("only the static API keys get in", () => {
   test("a snapshot server with no API key refuses to start", async () => {
     await expect(createSnapshotServices({ config: { ...defaultConfig(), snapshot: snap.snapshot.info.file, apiKeys: [] } })).rejects.toThrow(/needs at least one API key/);
   });
+
+  test("opening a snapshot (an edge's swap, beside the one it serves) gives the event loop turns between its pieces (issue 29)", async () => {
+    let turns = 0;
+    let done = false;
+    const count = () => {
+      if (done) return;
+      turns++;
+      setImmediate(count);
+    };
+    setImmediate(count);
+    const next = await createSnapshotServices({ config: { ...defaultConfig(), snapshot: snap.snapshot.info.file, apiKeys: [STATIC_KEY] }, clock: h.clock });
+    done = true;
+    try {
+      expect(turns).toBeGreaterThanOrEqual(2);
+      expect(next.index.v4.size).toBe(snap.index.v4.size);
+    } finally {
+      await next.stop();
+      next.store.close();
+    }
+  });
 });

@@ -112,7 +112,7 @@ export function abuseIpdbRoutes(services: Services): (request: Request) => Promi
       },
     },
     blacklist: {
-      GET: ({ params, headers }) => {
+      GET: async ({ params, headers }) => {
         const ipVersionText = params.get("ipVersion");
         let ipVersion: IpVersion | null = null;
         if (ipVersionText !== undefined && ipVersionText !== "") {
@@ -120,7 +120,7 @@ export function abuseIpdbRoutes(services: Services): (request: Request) => Promi
           ipVersion = Number(ipVersionText) as IpVersion;
         }
         const plaintext = flag(params, "plaintext");
-        const { generatedAt, body } = blacklist.answer({
+        const { generatedAt, body } = await blacklist.answerInTurns({
           confidenceMinimum: integer(params, "confidenceMinimum", 25, 100, DEFAULT_CONFIDENCE_MINIMUM),
           limit: integer(params, "limit", 1, MAX_BLACKLIST_LIMIT, DEFAULT_BLACKLIST_LIMIT),
           ipVersion,

@@ -15,7 +15,9 @@ import { blocklistFilters } from "../../domain/blocklist/query";
 import type { IpVersion } from "../../domain/ip";
 import type { ReputationIndex } from "../../index/reputation-index";
 import type { Allowlist } from "../allowlist/allowlist";
-import { selectBlocklist, streamBody } from "../blocklists/blocklist";
+import { SELECTION_STEP_ENTRIES, WALK_ATTEMPTS, selectBlocklist, selectBlocklistInSteps, streamBody } from "../blocklists/blocklist";
+import { Pace } from "../../domain/pace";
+import { inTurnsWhile } from "../event-loop-turns";
 import type { Enrichment } from "../enrichment/enrichment";
 import { blacklistRenderer } from "./blacklist-body";
 import { BlacklistOrder } from "./blacklist-order";
@@ -77,6 +79,29 @@ export class Blacklist {
     deps.allowlist.onChange(() => this.allowlistChanges++);
   }
 
+  /**
+   * `answer`, with a list not cached at the current state walked in steps, a turn of the event loop between two
+   * (issue 29: the walk of a million entries held the loop 139 ms); a change during the walk starts it again (see
+   * BlocklistService.answerInTurns), so the order is still that of one state.
+   */
+  async answerInTurns(query: BlacklistQuery): Promise<BlacklistAnswer> {
+    const { index, allowlist, enrichment } = this.deps;
+    for (let attempt = 1; attempt < WALK_ATTEMPTS; attempt++) {
+      this.deps.expireDue();
+      this.followState();
+      const key = orderKey(query.confidenceMinimum, query.ipVersion);
+      if (this.orders.has(key)) break;
+      const { state, enrichmentTables } = this;
+      const unchanged = () => `${index.generation}.${this.allowlistChanges}` === state && enrichment.rangeTables() === enrichmentTables;
+      const steps = selectBlocklistInSteps(index, allowlist.set, filtersOf(query.confidenceMinimum, query.ipVersion), { details: true }, new Pace(SELECTION_STEP_ENTRIES));
+      const walked = await inTurnsWhile(steps, unchanged);
+      if (walked === null || !unchanged() || this.state !== state) continue;
+      this.walks++;
+      this.keep(key, new BlacklistOrder(walked, enrichment));
+    }
+    return this.answer(query);
+  }
+
   answer(query: BlacklistQuery): BlacklistAnswer {
     this.deps.expireDue();
     const order = this.order(query.confidenceMinimum, query.ipVersion);
@@ -93,22 +118,34 @@ export class Blacklist {
   /** The ordered list at the current state, from the cache when nothing changed since it was made. */
   private order(confidenceMinimum: number, ipVersion: IpVersion | null): BlacklistOrder {
     const { index, allowlist, enrichment } = this.deps;
-    const state = `${index.generation}.${this.allowlistChanges}`;
-    const tables = enrichment.rangeTables();
+    this.followState();
+    const key = orderKey(confidenceMinimum, ipVersion);
+    const cached = this.orders.get(key);
+    if (cached !== undefined) return cached;
+    this.walks++;
+    const order = new BlacklistOrder(selectBlocklist(index, allowlist.set, filtersOf(confidenceMinimum, ipVersion), { details: true }), enrichment);
+    this.keep(key, order);
+    return order;
+  }
+
+  /** Drops the cached lists when the index, the allowlist or the enrichment tables changed since they were made. */
+  private followState(): void {
+    const state = `${this.deps.index.generation}.${this.allowlistChanges}`;
+    const tables = this.deps.enrichment.rangeTables();
     if (state !== this.state || tables !== this.enrichmentTables) {
       this.state = state;
       this.enrichmentTables = tables;
       this.orders.clear();
     }
-    const key = `${confidenceMinimum}.${ipVersion ?? 0}`;
-    const cached = this.orders.get(key);
-    if (cached !== undefined) return cached;
-    // The confidence bound applies during the walk, so a listed network below it does not hide what it covers.
-    const filters = blocklistFilters({ minimumRisk: "LOW", ipVersion, maximumScore: 100 - confidenceMinimum });
-    this.walks++;
-    const order = new BlacklistOrder(selectBlocklist(index, allowlist.set, filters, { details: true }), enrichment);
+  }
+
+  private keep(key: string, order: BlacklistOrder): void {
     if (this.orders.size >= ORDER_CACHE_LIMIT) this.orders.delete(this.orders.keys().next().value as string);
     this.orders.set(key, order);
-    return order;
   }
 }
+
+const orderKey = (confidenceMinimum: number, ipVersion: IpVersion | null) => `${confidenceMinimum}.${ipVersion ?? 0}`;
+
+/** The confidence bound applies during the walk, so a listed network below it does not hide what it covers. */
+const filtersOf = (confidenceMinimum: number, ipVersion: IpVersion | null) => blocklistFilters({ minimumRisk: "LOW", ipVersion, maximumScore: 100 - confidenceMinimum });

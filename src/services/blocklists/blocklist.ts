@@ -26,6 +26,9 @@ import type { CidrSet } from "../../index/cidr-set";
 import type { ReputationIndex } from "../../index/reputation-index";
 import type { Allowlist } from "../allowlist/allowlist";
 import { entryMatches } from "./membership";
+import { Pace } from "../../domain/pace";
+import { allAtOnce } from "../../domain/steps";
+import { inTurnsWhile } from "../event-loop-turns";
 
 /** The entries of one list, copied out of the index: IPv4 first, then IPv6, each ascending. */
 export interface BlocklistSelection {
@@ -67,6 +70,23 @@ export const needsDetails = (format: BlocklistFormat): boolean => format === "cs
  * network stays listed.
  */
 export function selectBlocklist(index: ReputationIndex, allowlist: CidrSet, filters: BlocklistFilters, options: { details?: boolean } = {}): BlocklistSelection {
+  return allAtOnce(selectBlocklistInSteps(index, allowlist, filters, options, new Pace(Infinity)));
+}
+
+/** Index entries a step of the walk looks at: a few milliseconds, so a million-entry list yields some hundred times. */
+export const SELECTION_STEP_ENTRIES = 8192;
+
+/**
+ * selectBlocklist a step at a time: yields after every `pace` step of entries walked. The index must not change
+ * between two steps (the caller checks its generation and walks again when it moved).
+ */
+export function* selectBlocklistInSteps(
+  index: ReputationIndex,
+  allowlist: CidrSet,
+  filters: BlocklistFilters,
+  options: { details?: boolean },
+  pace: Pace,
+): Generator<void, BlocklistSelection> {
   const risk = index.risk;
   const categories = index.categories;
   const score = index.score;
@@ -106,6 +126,7 @@ export function selectBlocklist(index: ReputationIndex, allowlist: CidrSet, filt
       v4[n4++] = network;
     };
     while (cursor.next()) {
+      if (pace.spend()) yield;
       const network = cursor.network;
       if (network <= coveredTo) continue;
       slot = cursor.value;
@@ -139,6 +160,7 @@ export function selectBlocklist(index: ReputationIndex, allowlist: CidrSet, filt
       n6++;
     };
     while (cursor.next()) {
+      if (pace.spend()) yield;
       const network = cursor.network;
       if (covering && compareWords(network, coveredTo) <= 0) continue;
       slot = cursor.value;
@@ -272,6 +294,10 @@ export interface BlocklistServiceDeps {
 }
 
 const SELECTION_CACHE_LIMIT = 8;
+/** Walks in steps a list gets before it is selected at once (changes kept overtaking the steps). */
+export const WALK_ATTEMPTS = 3;
+
+const selectionKey = (filters: BlocklistFilters, details: boolean) => `${filtersKey(filters)}${details ? "+d" : ""}`;
 
 export class BlocklistService {
   private readonly instance: string;
@@ -280,6 +306,8 @@ export class BlocklistService {
   private stateKey = "";
   private stateSince = 0;
   private readonly selections = new Map<string, BlocklistSelection>();
+  /** Walks in steps under way, by state and list. */
+  private readonly walks = new Map<string, Promise<BlocklistSelection | null>>();
 
   constructor(private readonly deps: BlocklistServiceDeps) {
     const id = new Uint32Array(2);
@@ -301,10 +329,53 @@ export class BlocklistService {
     return { status: 200, etag, contentType: CONTENT_TYPES[format], body: streamBody(renderer, this.deps.chunkSize), count: selection.count };
   }
 
+  /**
+   * `answer`, with a list not cached at the current state selected in steps, a turn of the event loop between
+   * two, so other requests are served meanwhile (issue 29: a million-entry walk held the loop for a second). A
+   * change of the index or allowlist during the walk starts it again, so the list is still the one of a single
+   * state, the one its ETag names; when changes overtook WALK_ATTEMPTS - 1 walks, the next runs at once.
+   */
+  async answerInTurns(params: BlocklistParams, ifNoneMatch: string | null): Promise<BlocklistAnswer> {
+    const { filters, format } = parseBlocklistParams(params);
+    const details = needsDetails(format);
+    const key = selectionKey(filters, details);
+    for (let attempt = 1; attempt < WALK_ATTEMPTS; attempt++) {
+      const etag = this.etag(filters, format);
+      if ((ifNoneMatch !== null && etagMatches(ifNoneMatch, etag)) || this.selections.has(key)) break;
+      const state = this.stateKey;
+      const walked = await this.walkInTurns(filters, details, state);
+      // Kept only when nothing moved since the walk began: then it is the list of the state the next etag names.
+      if (walked !== null && this.currentState() === state && this.stateKey === state) this.keep(key, walked);
+    }
+    return this.answer(params, ifNoneMatch);
+  }
+
+  /** One walk per list and state, shared by the requests that ask for it meanwhile; null when a change overtook it. */
+  private walkInTurns(filters: BlocklistFilters, details: boolean, state: string): Promise<BlocklistSelection | null> {
+    const key = `${state}/${selectionKey(filters, details)}`;
+    let walk = this.walks.get(key);
+    if (walk === undefined) {
+      const steps = selectBlocklistInSteps(this.deps.index, this.deps.allowlist.set, filters, { details }, new Pace(SELECTION_STEP_ENTRIES));
+      walk = inTurnsWhile(steps, () => this.currentState() === state).finally(() => this.walks.delete(key));
+      this.walks.set(key, walk);
+    }
+    return walk;
+  }
+
+  /** The index generation and allowlist changes: what a list's contents follow (retention aside). */
+  private currentState(): string {
+    return `${this.deps.index.generation}.${this.allowlistChanges}`;
+  }
+
+  private keep(key: string, selection: BlocklistSelection): void {
+    if (this.selections.size >= SELECTION_CACHE_LIMIT) this.selections.delete(this.selections.keys().next().value as string);
+    this.selections.set(key, selection);
+  }
+
   /** The current strong ETag of a list (quoted). Rescores what retention expired first: that changes lists. */
   etag(filters: BlocklistFilters, format: BlocklistFormat): string {
     this.deps.expireDue();
-    const state = `${this.deps.index.generation}.${this.allowlistChanges}`;
+    const state = this.currentState();
     if (state !== this.stateKey) {
       this.stateKey = state;
       this.stateSince = this.deps.clock.now();
@@ -320,12 +391,11 @@ export class BlocklistService {
 
   /** The entries of a list at the current state, from the cache when the index has not changed since. */
   private selection(filters: BlocklistFilters, details: boolean): BlocklistSelection {
-    const key = `${filtersKey(filters)}${details ? "+d" : ""}`;
+    const key = selectionKey(filters, details);
     const cached = this.selections.get(key);
     if (cached !== undefined) return cached;
     const selection = selectBlocklist(this.deps.index, this.deps.allowlist.set, filters, { details });
-    if (this.selections.size >= SELECTION_CACHE_LIMIT) this.selections.delete(this.selections.keys().next().value as string);
-    this.selections.set(key, selection);
+    this.keep(key, selection);
     return selection;
   }
 }

@@ -12,6 +12,7 @@ import type { ReportService } from "../reports/intake";
 import type { Scheduler } from "../scheduled-jobs";
 import type { WebhookDispatcher } from "../webhooks/dispatcher";
 import type { DnsCounters } from "./dns-counters";
+import { holdEventLoopWatch, LAG_BUCKETS, LAG_WINDOW_SECONDS } from "./event-loop-lag";
 
 /** What the exposition reads from an instance when scraped (every instance's Services has these). */
 export interface MetricsSources {
@@ -166,9 +167,15 @@ export class Metrics {
   dns: DnsCounters | null = null;
   private readonly startedAtMs: number;
   private reads: StoreReads | null | undefined;
+  private readonly lagWatch = holdEventLoopWatch();
 
   constructor(private readonly services: MetricsSources) {
     this.startedAtMs = services.clock.now();
+  }
+
+  /** Leaves the event-loop watch (its timer stops with the process's last instance). */
+  stop(): void {
+    this.lagWatch.release();
   }
 
   /** The whole exposition. A source that fails (a read-only snapshot store lacks tables) leaves its families out. */
@@ -182,6 +189,7 @@ export class Metrics {
     this.renderDns(out);
     this.attempt(() => this.renderForwarding(out));
     this.renderProcess(out);
+    this.renderEventLoop(out);
     return out.text();
   }
 
@@ -317,5 +325,21 @@ export class Metrics {
       .family("abuse_intel_memory_bytes", "gauge", "JavaScript memory by area: heap_used (objects on the heap), external (buffers and typed arrays outside it, e.g. the index).")
       .sample("abuse_intel_memory_bytes", memory.heapUsed, { area: "heap_used" })
       .sample("abuse_intel_memory_bytes", memory.external, { area: "external" });
+  }
+
+  private renderEventLoop(out: Exposition): void {
+    const lag = this.lagWatch.recorder;
+    out
+      .family("abuse_intel_event_loop_lag_seconds", "gauge", `The longest the event loop was held (a ${LAG_WINDOW_SECONDS} s window): every request waited that long behind it.`)
+      .sample("abuse_intel_event_loop_lag_seconds", Math.max(lag.largestRecent(performance.now()), this.lagWatch.lateNow()));
+    out.family("abuse_intel_event_loop_delay_seconds", "histogram", "How late each tick of a timer a few milliseconds apart came: how long the event loop was held.");
+    let cumulative = 0;
+    for (let b = 0; b < LAG_BUCKETS.length; b++) {
+      cumulative += lag.buckets[b];
+      out.sample("abuse_intel_event_loop_delay_seconds_bucket", cumulative, { le: String(LAG_BUCKETS[b]) });
+    }
+    out.sample("abuse_intel_event_loop_delay_seconds_bucket", lag.count, { le: "+Inf" });
+    out.sample("abuse_intel_event_loop_delay_seconds_sum", lag.sum);
+    out.sample("abuse_intel_event_loop_delay_seconds_count", lag.count);
   }
 }

@@ -32,9 +32,12 @@ export interface WrkRun {
   core: number;
   /** The server's pid, to measure the CPU time it spent (Linux /proc). */
   serverPid?: number;
+  /** Another request script (default WRK_SCRIPT), e.g. WRK_PACED_SCRIPT. */
+  script?: string;
 }
 
 export const WRK_SCRIPT = join(import.meta.dir, "wrk-requests.lua");
+export const WRK_PACED_SCRIPT = join(import.meta.dir, "wrk-paced.lua");
 
 export async function wrkAvailable(): Promise<boolean> {
   try {
@@ -60,7 +63,7 @@ export async function cpuMicros(pid: number): Promise<number> {
 export async function runWrk(run: WrkRun): Promise<WrkResult> {
   const argv = [
     "taskset", "-c", String(run.core),
-    "wrk", "-t1", `-c${run.connections}`, `-d${run.seconds}s`, "--timeout", "5s", "-s", WRK_SCRIPT, run.url, "--", ...run.scriptArgs,
+    "wrk", "-t1", `-c${run.connections}`, `-d${run.seconds}s`, "--timeout", "5s", "-s", run.script ?? WRK_SCRIPT, run.url, "--", ...run.scriptArgs,
   ];
   const cpuBefore = run.serverPid === undefined ? 0 : await cpuMicros(run.serverPid);
   const proc = Bun.spawn(argv, { stdout: "pipe", stderr: "pipe" });

@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { feedLineEntry, parseFeedList } from "../../../src/domain/feed-list";
+import { feedLineEntry, parseFeedList, parseFeedListInSteps } from "../../../src/domain/feed-list";
+import { Pace } from "../../../src/domain/pace";
 
 const fixture = (name: string) => readFileSync(join(import.meta.dir, "fixtures/feeds", name), "utf8");
 const texts = (name: string) => parseFeedList(fixture(name)).entries.map((c) => c.text);
@@ -93,5 +94,17 @@ describe("bad lines", () => {
     const seen: number[] = [];
     parseFeedList("192.0.2.1\n".repeat(25), (n) => seen.push(n), 10);
     expect(seen).toEqual([10, 20]);
+  });
+});
+
+describe("a list read in steps (issue 29: a server's refresh yields between them)", () => {
+  test("yields after every step of lines and reads what the parse at once does", () => {
+    const text = fixture("firehol_level1.netset");
+    const steps = parseFeedListInSteps(text, new Pace(5));
+    let yields = 0;
+    let next = steps.next();
+    for (; !next.done; next = steps.next()) yields++;
+    expect(yields).toBe(Math.floor(38 / 5));
+    expect(next.value).toEqual(parseFeedList(text));
   });
 });

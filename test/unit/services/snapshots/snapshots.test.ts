@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { parseIp } from "../../../../src/domain/ip";
 import { DAY_MS } from "../../../../src/domain/scoring";
 import { NOT_FOUND } from "../../../../src/index/radix-common";
-import { contentHash, META } from "../../../../src/store/snapshot-format";
+import { contentHash, contentHashInSteps, META } from "../../../../src/store/snapshot-format";
+import { Pace } from "../../../../src/domain/pace";
 import { indexFromRows } from "../../../../src/services/snapshots/index-blobs";
 import { writeKeyPair } from "../../../../src/services/snapshots/signing";
 import { openDataDirectory, openSnapshot } from "../../../../src/services/snapshots/sources";
@@ -271,6 +272,23 @@ describe("verify", () => {
     const result = verifySnapshot(copy, keys.publicPath);
     expect(result.ok).toBe(false);
     expect(result.problems.join()).toMatch(/signature does not match/);
+  });
+
+  test("the content hash is read a step of rows at a time (issue 29), the same hash as at once", () => {
+    const db = new Database(signedFile, { readonly: true });
+    try {
+      const rows = (db.query("SELECT (SELECT count(*) FROM addresses) + (SELECT count(*) FROM meta) AS n").get() as { n: number }).n;
+      const steps = contentHashInSteps(db, new Pace(2));
+      let yields = 0;
+      let next = steps.next();
+      for (; !next.done; next = steps.next()) yields++;
+      // A yield after every two rows of every table: at least half the addresses' and meta's rows.
+      expect(yields).toBeGreaterThanOrEqual(Math.floor(rows / 2) - 1);
+      expect(next.value).toBe(contentHash(db));
+      expect(snapshotInfo(signedFile).sha256).toBe(next.value);
+    } finally {
+      db.close();
+    }
   });
 
   test("a file that is not a snapshot fails with a reason", () => {

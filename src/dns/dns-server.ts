@@ -80,10 +80,38 @@ export async function startDnsListener(options: DnsListenerOptions): Promise<Dns
     return n;
   }
 
+  /** Views of responder.buffer from offset 2, by answer length: made once, so an answer sent allocates nothing. */
+  const answerViews: Uint8Array[] = [];
+  const answerView = (n: number) => (answerViews[n] ??= responder.buffer.subarray(2, 2 + n));
+  /** Error codes other than a closed client port already logged (once each). */
+  const loggedCodes = new Set<string>();
+  /**
+   * An answer that could not be sent costs a count and nothing else: a client that gave up and closed its port
+   * (ICMP port unreachable fails a later send or receive with ECONNREFUSED) is routine, and spoofed sources make
+   * it common, so no line per packet; another kind of error is logged the first time it is seen.
+   */
+  function udpFailed(error: unknown): void {
+    counters.udpErrors++;
+    const code = (error as { code?: unknown } | null)?.code;
+    const name = typeof code === "string" ? code : String(error);
+    if (name === "ECONNREFUSED" || loggedCodes.has(name) || loggedCodes.size >= 16) return;
+    loggedCodes.add(name);
+    console.error(`dns: a UDP answer failed (${name}); counted in abuse_intel_dns_udp_errors_total, not logged again:`, error);
+  }
+
   const udpHandler = {
     data(socket: Bun.udp.Socket<"buffer">, data: Buffer, port: number, address: string) {
       const n = answer(data, data.length, false, address, !allowed(address));
-      if (n >= 0) socket.send(responder.buffer.subarray(2, 2 + n), port, address);
+      if (n < 0) return;
+      try {
+        socket.send(answerView(n), port, address);
+      } catch (error) {
+        udpFailed(error);
+      }
+    },
+    // Bun 1.4 passes the error as the first argument (its types say the socket, then the error).
+    error(...args: unknown[]) {
+      udpFailed(args.find((a) => a instanceof Error) ?? args[0]);
     },
   };
 

@@ -40,6 +40,8 @@ const MAX_TCP_QUERY = 4096;
 const MAX_UNSENT = 64 * 1024;
 /** Sources whose --dns-allow verdict is remembered. */
 const ALLOW_CACHE_LIMIT = 4096;
+/** UDP answers sent in one sendMany at most. */
+const UDP_BATCH = 256;
 /** Attempts to find a port free for both UDP and TCP when asked for port 0. */
 const PORT_ATTEMPTS = 20;
 
@@ -80,9 +82,6 @@ export async function startDnsListener(options: DnsListenerOptions): Promise<Dns
     return n;
   }
 
-  /** Views of responder.buffer from offset 2, by answer length: made once, so an answer sent allocates nothing. */
-  const answerViews: Uint8Array[] = [];
-  const answerView = (n: number) => (answerViews[n] ??= responder.buffer.subarray(2, 2 + n));
   /** Error codes other than a closed client port already logged (once each). */
   const loggedCodes = new Set<string>();
   /**
@@ -99,14 +98,49 @@ export async function startDnsListener(options: DnsListenerOptions): Promise<Dns
     console.error(`dns: a UDP answer failed (${name}); counted in abuse_intel_dns_udp_errors_total, not logged again:`, error);
   }
 
+  // UDP answers wait for the end of the event-loop turn and go out in one sendMany (one sendmmsg): Bun reads
+  // datagrams in batches but sends each with its own syscall, and that syscall was most of the CPU per query.
+  /** Answers to send: answer, port, address, answer, port, address, ... */
+  const batch: (Uint8Array | number | string)[] = [];
+  let flushScheduled = false;
+  let udpSocket: Bun.udp.Socket<"buffer"> | null = null;
+
+  function flushUdp(): void {
+    flushScheduled = false;
+    const socket = udpSocket;
+    if (socket === null || batch.length === 0) return void (batch.length = 0);
+    let at = 0;
+    let retried = false;
+    while (at < batch.length) {
+      try {
+        const sent = socket.sendMany(at === 0 ? batch : batch.slice(at));
+        // The socket's buffer is full: the rest are dropped, as the kernel drops datagrams.
+        if (sent === 0) {
+          counters.udpErrors += (batch.length - at) / 3;
+          break;
+        }
+        at += sent * 3;
+        retried = false;
+      } catch (error) {
+        // The error may be an earlier answer's (ICMP port unreachable): try this one again once, then drop it.
+        udpFailed(error);
+        if (retried) at += 3;
+        retried = !retried;
+      }
+    }
+    batch.length = 0;
+  }
+
   const udpHandler = {
     data(socket: Bun.udp.Socket<"buffer">, data: Buffer, port: number, address: string) {
       const n = answer(data, data.length, false, address, !allowed(address));
       if (n < 0) return;
-      try {
-        socket.send(answerView(n), port, address);
-      } catch (error) {
-        udpFailed(error);
+      udpSocket = socket;
+      batch.push(responder.buffer.slice(2, 2 + n), port, address);
+      if (batch.length >= UDP_BATCH * 3) flushUdp();
+      else if (!flushScheduled) {
+        flushScheduled = true;
+        setImmediate(flushUdp);
       }
     },
     // Bun 1.4 passes the error as the first argument (its types say the socket, then the error).
@@ -223,6 +257,7 @@ export async function startDnsListener(options: DnsListenerOptions): Promise<Dns
         return open.size;
       },
       stop() {
+        batch.length = 0;
         udp.close();
         tcp.stop(true);
         for (const socket of open.keys()) socket.terminate();

@@ -77,6 +77,9 @@ describe("serve --dns-port 0", () => {
     const lines = server.output().slice(before).split("\n").filter((line) => line.trim() !== "");
     expect(lines.filter((line) => !/ DNS udp 127\.0\.0\.1 /.test(line))).toEqual([]);
     expect(lines.length).toBeLessThanOrEqual(55);
+    // They are counted instead (the refusals surface on the server's later receives and sends).
+    const metrics = await (await server.request("GET", "/metrics")).text();
+    expect(Number(/abuse_intel_dns_udp_errors_total (\d+)/.exec(metrics)?.[1])).toBeGreaterThan(0);
   });
 
   test("a DNS port in use stops serve, naming the option and the port; so does a bad value", async () => {

@@ -40,6 +40,8 @@ const MAX_TCP_QUERY = 4096;
 const MAX_UNSENT = 64 * 1024;
 /** Sources whose --dns-allow verdict is remembered. */
 const ALLOW_CACHE_LIMIT = 4096;
+/** UDP answers sent in one sendMany at most. */
+const UDP_BATCH = 256;
 /** Attempts to find a port free for both UDP and TCP when asked for port 0. */
 const PORT_ATTEMPTS = 20;
 
@@ -80,10 +82,70 @@ export async function startDnsListener(options: DnsListenerOptions): Promise<Dns
     return n;
   }
 
+  /** Error codes other than a closed client port already logged (once each). */
+  const loggedCodes = new Set<string>();
+  /**
+   * An answer that could not be sent costs a count and nothing else: a client that gave up and closed its port
+   * (ICMP port unreachable fails a later send or receive with ECONNREFUSED) is routine, and spoofed sources make
+   * it common, so no line per packet; another kind of error is logged the first time it is seen.
+   */
+  function udpFailed(error: unknown): void {
+    counters.udpErrors++;
+    const code = (error as { code?: unknown } | null)?.code;
+    const name = typeof code === "string" ? code : String(error);
+    if (name === "ECONNREFUSED" || loggedCodes.has(name) || loggedCodes.size >= 16) return;
+    loggedCodes.add(name);
+    console.error(`dns: a UDP answer failed (${name}); counted in abuse_intel_dns_udp_errors_total, not logged again:`, error);
+  }
+
+  // UDP answers wait for the end of the event-loop turn and go out in one sendMany (one sendmmsg): Bun reads
+  // datagrams in batches but sends each with its own syscall, and that syscall was most of the CPU per query.
+  /** Answers to send: answer, port, address, answer, port, address, ... */
+  const batch: (Uint8Array | number | string)[] = [];
+  let flushScheduled = false;
+  let udpSocket: Bun.udp.Socket<"buffer"> | null = null;
+
+  function flushUdp(): void {
+    flushScheduled = false;
+    const socket = udpSocket;
+    if (socket === null || batch.length === 0) return void (batch.length = 0);
+    let at = 0;
+    let retried = false;
+    while (at < batch.length) {
+      try {
+        const sent = socket.sendMany(at === 0 ? batch : batch.slice(at));
+        // The socket's buffer is full: the rest are dropped, as the kernel drops datagrams.
+        if (sent === 0) {
+          counters.udpErrors += (batch.length - at) / 3;
+          break;
+        }
+        at += sent * 3;
+        retried = false;
+      } catch (error) {
+        // The error may be an earlier answer's (ICMP port unreachable): try this one again once, then drop it.
+        udpFailed(error);
+        if (retried) at += 3;
+        retried = !retried;
+      }
+    }
+    batch.length = 0;
+  }
+
   const udpHandler = {
     data(socket: Bun.udp.Socket<"buffer">, data: Buffer, port: number, address: string) {
       const n = answer(data, data.length, false, address, !allowed(address));
-      if (n >= 0) socket.send(responder.buffer.subarray(2, 2 + n), port, address);
+      if (n < 0) return;
+      udpSocket = socket;
+      batch.push(responder.buffer.slice(2, 2 + n), port, address);
+      if (batch.length >= UDP_BATCH * 3) flushUdp();
+      else if (!flushScheduled) {
+        flushScheduled = true;
+        setImmediate(flushUdp);
+      }
+    },
+    // Bun 1.4 passes the error as the first argument (its types say the socket, then the error).
+    error(...args: unknown[]) {
+      udpFailed(args.find((a) => a instanceof Error) ?? args[0]);
     },
   };
 
@@ -195,6 +257,7 @@ export async function startDnsListener(options: DnsListenerOptions): Promise<Dns
         return open.size;
       },
       stop() {
+        batch.length = 0;
         udp.close();
         tcp.stop(true);
         for (const socket of open.keys()) socket.terminate();

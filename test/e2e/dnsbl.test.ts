@@ -61,6 +61,27 @@ describe("serve --dns-port 0", () => {
     expect(Number(/abuse_intel_dns_listed_total (\d+)/.exec(metrics)?.[1])).toBeGreaterThanOrEqual(3);
   });
 
+  test("clients that close their port before the answer cost no log lines, and the next query is answered", async () => {
+    const before = server.output().length;
+    const query = Uint8Array.from([0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, ...ipv4Name("203.0.113.7", ZONE).split(".").flatMap((label) => [label.length, ...Buffer.from(label)]), 0, 0, 1, 0, 1]);
+    for (let i = 0; i < 50; i++) {
+      const gone = await Bun.udpSocket({ hostname: "127.0.0.1" });
+      gone.send(query, dnsPort, "127.0.0.1");
+      gone.close();
+    }
+    // Each answer to a closed port comes back as ICMP port unreachable, which fails a later send on the server's
+    // socket (ECONNREFUSED); answered queries after those still get their answer.
+    for (let i = 0; i < 5; i++) expect((await digAt(dnsPort, ipv4Name("203.0.113.7", ZONE))).status).toBe("NOERROR");
+    await server.waitForOutput(/DNS udp 127\.0\.0\.1 7\.113\.0\.203\.\S+ A NOERROR listed/);
+    // --access-log is on: the only lines written since are access-log lines, one per query.
+    const lines = server.output().slice(before).split("\n").filter((line) => line.trim() !== "");
+    expect(lines.filter((line) => !/ DNS udp 127\.0\.0\.1 /.test(line))).toEqual([]);
+    expect(lines.length).toBeLessThanOrEqual(55);
+    // They are counted instead (the refusals surface on the server's later receives and sends).
+    const metrics = await (await server.request("GET", "/metrics")).text();
+    expect(Number(/abuse_intel_dns_udp_errors_total (\d+)/.exec(metrics)?.[1])).toBeGreaterThan(0);
+  });
+
   test("a DNS port in use stops serve, naming the option and the port; so does a bad value", async () => {
     const other = createSandbox();
     try {

@@ -9,6 +9,8 @@ export class DnsCounters {
   /** [transport * RCODES + rcode]: transport 0 udp, 1 tcp. */
   readonly queries = new Float64Array(2 * RCODES);
   listed = 0;
+  /** UDP answers the kernel refused (the client's port closed: ICMP port unreachable), and other socket errors. */
+  udpErrors = 0;
 
   record(tcp: boolean, rcode: number, listed: boolean): void {
     this.queries[(tcp ? RCODES : 0) + (rcode < RCODES ? rcode : 0)]++;

@@ -296,6 +296,9 @@ export class Metrics {
     out
       .family("abuse_intel_dns_listed_total", "counter", "DNS blocklist answers that said an address is listed (the test point not counted).")
       .sample("abuse_intel_dns_listed_total", dns?.listed ?? 0);
+    out
+      .family("abuse_intel_dns_udp_errors_total", "counter", "DNS answers over UDP that failed (mostly a client that closed its port first: ICMP port unreachable).")
+      .sample("abuse_intel_dns_udp_errors_total", dns?.udpErrors ?? 0);
   }
 
   private renderForwarding(out: Exposition): void {

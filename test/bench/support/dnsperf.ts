@@ -14,6 +14,8 @@ export interface DnsperfRun {
   outstanding: number;
   /** The server's pid, for its CPU time. */
   serverPid: number;
+  /** Queries per second to send at most (dnsperf -Q): a paced run, below saturation, measures latency, not queueing. */
+  rate?: number;
 }
 
 export interface DnsperfResult {
@@ -36,6 +38,7 @@ export async function runDnsperf(run: DnsperfRun): Promise<DnsperfResult> {
     "taskset", "-c", String(run.core),
     "dnsperf", "-s", "127.0.0.1", "-p", String(run.port), "-d", run.queryFile, "-l", String(run.seconds),
     "-q", String(run.outstanding), "-t", "5", "-v",
+    ...(run.rate === undefined ? [] : ["-Q", String(Math.round(run.rate))]),
   ];
   const cpuBefore = await cpuMicros(run.serverPid);
   const proc = Bun.spawn(argv, { stdout: "pipe", stderr: "pipe" });

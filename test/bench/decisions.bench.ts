@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { prepareListedData } from "./support/bouncer-load";
 import { startServer, stopServer } from "./support/server-process";
 import { cpuMicros, runWrk } from "./support/wrk";
+import { ensureExecutable } from "./support/executable";
 
 const arg = (name: string) => {
   const i = process.argv.indexOf(name);
@@ -22,7 +23,7 @@ const arg = (name: string) => {
 const ENTRIES = Number(arg("--entries") ?? process.env.BENCH_DECISIONS_ENTRIES ?? 1_000_000);
 const SECONDS = Number(arg("--seconds") ?? 5);
 const root = join(import.meta.dir, "../..");
-const serverArgv = process.argv.includes("--binary") ? [join(root, "build/out/abuse-intel")] : [process.execPath, join(root, "src/main.ts")];
+const serverArgv = process.argv.includes("--binary") ? [ensureExecutable()] : [process.execPath, join(root, "src/main.ts")];
 const fmt = (x: number, d = 1) => x.toFixed(d);
 const results: [string, boolean][] = [];
 

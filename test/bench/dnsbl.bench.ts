@@ -21,6 +21,7 @@ import { freeDnsPort, probe, waitForDns } from "./support/dns-probe";
 import { runDnsperf, type DnsperfResult } from "./support/dnsperf";
 import { digAt, ipv4Name } from "../support/dns";
 import { startServer, stopServer, type ServerProcess } from "./support/server-process";
+import { ensureExecutable } from "./support/executable";
 
 const TARGET_RATIO = 0.5;
 const TARGET_P99_MS = 5;
@@ -42,7 +43,8 @@ const ADDRESSES = argNumber("--addresses", Number(process.env.DNSBL_BENCH_ADDRES
 const SECONDS = argNumber("--seconds", 10);
 const ROUNDS = argNumber("--rounds", 3);
 const root = join(import.meta.dir, "..", "..");
-const BINARY = join(root, "build/out/abuse-intel");
+// Built when missing or stale, so `npm run bench` works on a fresh clone.
+const BINARY = ensureExecutable();
 
 function check(condition: unknown, message: string): asserts condition {
   if (!condition) throw new Error(`benchmark precondition failed: ${message}`);
@@ -62,7 +64,6 @@ function cli(dataDir: string, args: string[], input?: string): string {
 }
 
 async function main() {
-  check(existsSync(BINARY), `${BINARY} does not exist: run \`npm run build\` first`);
   for (const tool of ["rbldnsd", "dnsperf", "dig", "taskset"]) {
     check(spawnSync("sh", ["-c", `command -v ${tool}`]).status === 0, `${tool} is not installed (apt-get install rbldnsd dnsperf bind9-dnsutils util-linux)`);
   }

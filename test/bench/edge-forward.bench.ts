@@ -17,6 +17,7 @@ import { prepareLookupData } from "./support/lookup-data";
 import { makeReporters, ReportRequests, runReports } from "./support/report-load";
 import { startServer, stopServer, type ServerProcess } from "./support/server-process";
 import { cpuMicros } from "./support/wrk";
+import { ensureExecutable } from "./support/executable";
 
 const TARGET_RATIO = 0.5;
 const PRIMARY_CORE = 0;
@@ -37,7 +38,7 @@ const SECONDS = argNumber("--seconds", SMALL ? 2 : 5);
 const ROUNDS = argNumber("--rounds", SMALL ? 1 : 3);
 const USE_BINARY = process.argv.includes("--binary");
 const root = join(import.meta.dir, "..", "..");
-const program = USE_BINARY ? [join(root, "build/out/abuse-intel")] : [process.execPath, join(root, "src/main.ts")];
+const program = USE_BINARY ? [ensureExecutable()] : [process.execPath, join(root, "src/main.ts")];
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function waitUntil(what: string, probe: () => Promise<boolean>, timeoutMs = 600_000): Promise<void> {

@@ -29,6 +29,7 @@ import { pullEvery, startupPull } from "./support/bouncer-pulls";
 import { prepareLookupData } from "./support/lookup-data";
 import { startServer as startProcess, stopServer, type ServerProcess } from "./support/server-process";
 import { runWrk, wrkAvailable, WRK_PACED_SCRIPT, type WrkResult } from "./support/wrk";
+import { ensureExecutable } from "./support/executable";
 
 const TARGET_LAG_MS = 20;
 const TARGET_P99_MS = 5;
@@ -54,7 +55,7 @@ const SECONDS = argNumber("--seconds", 60);
 const GAP_SECONDS = argNumber("--gap", Math.max(1, 61 - SECONDS));
 const FLOODED_REPORTS = argNumber("--flooded", 200_000);
 const FEED_LINES = argNumber("--feed-lines", 1_000_000);
-const BINARY = argText("--binary") ?? join(root, "build/out/abuse-intel");
+const BINARY = argText("--binary") ?? ensureExecutable();
 const ALL_PHASES = ["idle", "blacklist", "bouncer", "jobs", "flooded", "export", "feed", "import", "edge-idle", "edge-swap", "start"] as const;
 type PhaseName = (typeof ALL_PHASES)[number];
 const PHASES = (argText("--phases")?.split(",") ?? [...ALL_PHASES]) as PhaseName[];

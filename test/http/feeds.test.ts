@@ -7,6 +7,7 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { addUser, type TestUser } from "../support/accounts";
 import { bodyOf, createHarness, type Harness } from "../support/harness";
+import { turnsTaken } from "../support/event-loop-watch";
 import { PARSE_STEP_LINES } from "../../src/domain/feed-list";
 
 const fixture = (name: string) => readFileSync(join(import.meta.dir, "../unit/domain/fixtures/feeds", name), "utf8");
@@ -283,16 +284,7 @@ describe("scheduled feeds (GET/POST/DELETE /v1/admin/feeds)", () => {
     writeFileSync(file, Array.from({ length: lines }, (_, i) => `10.${(i >>> 16) & 255}.${(i >>> 8) & 255}.${i & 255}`).join("\n") + "\n");
     const res = await h.call("POST", "/v1/admin/feeds", { headers: admin.jwt, json: { name: "long", file, category: "SPAM" } });
     expect(((await bodyOf(res)) as { data: { refresh: Record<string, unknown> } }).data.refresh).toMatchObject({ result: "updated", entries: lines });
-    let turns = 0;
-    let done = false;
-    const count = () => {
-      if (done) return;
-      turns++;
-      setImmediate(count);
-    };
-    setImmediate(count);
-    const outcome = await h.services.feeds.refresher.refresh("long");
-    done = true;
+    const { value: outcome, turns } = await turnsTaken(() => h.services.feeds.refresher.refresh("long"));
     expect(outcome).toMatchObject({ result: "updated", entries: lines });
     expect(turns).toBeGreaterThanOrEqual(lines / PARSE_STEP_LINES - 1);
     expect((await h.call("DELETE", "/v1/admin/feeds/long", { headers: admin.jwt })).status).toBe(200);

@@ -14,6 +14,7 @@ import { createSnapshotServices, type SnapshotServices } from "../../src/app/sna
 import { exportSnapshot } from "../../src/services/snapshots/export";
 import { addUser, type TestUser } from "../support/accounts";
 import { bodyOf, createHarness, type Harness } from "../support/harness";
+import { turnsTaken } from "../support/event-loop-watch";
 
 const STATIC_KEY = "static-key-for-the-edge-box-0123456789";
 const OTHER_STATIC_KEY = "second-static-key-abcdefghijklmnop";
@@ -218,16 +219,7 @@ describe("only the static API keys get in", () => {
   });
 
   test("opening a snapshot (an edge's swap, beside the one it serves) gives the event loop turns between its pieces (issue 29)", async () => {
-    let turns = 0;
-    let done = false;
-    const count = () => {
-      if (done) return;
-      turns++;
-      setImmediate(count);
-    };
-    setImmediate(count);
-    const next = await createSnapshotServices({ config: { ...defaultConfig(), snapshot: snap.snapshot.info.file, apiKeys: [STATIC_KEY] }, clock: h.clock });
-    done = true;
+    const { value: next, turns } = await turnsTaken(() => createSnapshotServices({ config: { ...defaultConfig(), snapshot: snap.snapshot.info.file, apiKeys: [STATIC_KEY] }, clock: h.clock }));
     try {
       expect(turns).toBeGreaterThanOrEqual(2);
       expect(next.index.v4.size).toBe(snap.index.v4.size);

@@ -20,3 +20,18 @@ export function watchEventLoop(tickMs = 2): EventLoopWatch {
     },
   };
 }
+
+/** Resolves `work` and counts the turns of the event loop other work got before it was done. */
+export async function turnsTaken<T>(work: () => Promise<T>): Promise<{ value: T; turns: number }> {
+  let turns = 0;
+  let done = false;
+  const count = () => {
+    if (done) return;
+    turns++;
+    setImmediate(count);
+  };
+  setImmediate(count);
+  const value = await work();
+  done = true;
+  return { value, turns };
+}

@@ -10,6 +10,7 @@ import { Blacklist, type BlacklistQuery } from "../../../../src/services/abuseip
 import { SELECTION_STEP_ENTRIES, type BlocklistAnswer, selectBlocklist, selectBlocklistInSteps } from "../../../../src/services/blocklists/blocklist";
 import { createHarness, type Harness } from "../../../support/harness";
 import { rng } from "../../../support/random";
+import { turnsTaken } from "../../../support/event-loop-watch";
 
 const ADDRESSES = 4 * SELECTION_STEP_ENTRIES;
 const record = (score: number, lastSeenMs: number) => ({ reputationScore: score, totalReports: 1, verifiedReports: 0, categoriesMask: 1, lastCategoryBit: 0, firstSeenMs: lastSeenMs - 86_400_000, lastSeenMs });
@@ -31,21 +32,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await h.close();
 });
-
-/** Resolves `work` and counts the turns of the event loop other work got before it was done. */
-async function turnsTaken<T>(work: () => Promise<T>): Promise<{ value: T; turns: number }> {
-  let turns = 0;
-  let done = false;
-  const count = () => {
-    if (done) return;
-    turns++;
-    setImmediate(count);
-  };
-  setImmediate(count);
-  const value = await work();
-  done = true;
-  return { value, turns };
-}
 
 const bodyText = async (body: Uint8Array | ReadableStream<Uint8Array>) => new Response(body).text();
 const listText = async (answer: BlocklistAnswer) => (answer.status === 200 ? bodyText(answer.body) : "");

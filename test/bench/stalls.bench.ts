@@ -25,7 +25,7 @@ import { hashPassword } from "../../src/services/accounts/passwords";
 import { BouncerRegistry } from "../../src/services/bouncers/registry";
 import { BouncerTables } from "../../src/store/bouncers";
 import { openStore } from "../../src/store/database";
-import { pullEvery, startupPull } from "./support/bouncer-pulls";
+import { pullEvery, startupPull } from "./support/bouncer-load";
 import { prepareLookupData } from "./support/lookup-data";
 import { startServer as startProcess, stopServer, type ServerProcess } from "./support/server-process";
 import { runWrk, wrkAvailable, WRK_PACED_SCRIPT, type WrkResult } from "./support/wrk";

@@ -4,7 +4,7 @@
 // curl in its own process), then a delta pull every `everyMs`.
 // The paced benchmark's "a bouncer listing 1 M pulling every second":
 //   const data = await prepareListedData(1_000_000);  // then serve --data-dir data.dataDir
-//   const bouncer = await startBouncer(url, data.apiKey, { everyMs: 1000 });  ...  const figures = await bouncer.stop();
+//   await startupPull(url, data.apiKey); const pulls = pullEvery(url, data.apiKey, 1000);  ...  await pulls.stop();
 
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -56,53 +56,51 @@ export async function prepareListedData(count: number, seed = 11): Promise<Liste
   return { dataDir, apiKey: key, listed };
 }
 
-export interface BouncerFigures {
-  /** Delta pulls made after the startup answer. */
-  pulls: number;
-  /** Pulls that failed or answered other than 200. */
-  failures: number;
-  /** The slowest delta pull, wall time in ms (the server's latency plus this process's). */
-  slowestMs: number;
-  /** The startup answer's size in bytes. */
-  startupBytes: number;
-}
-
-export interface RunningBouncer {
-  stop(): Promise<BouncerFigures>;
+export interface BouncerPulls {
+  /** Stops pulling after the pull under way; the delta pulls answered 200, those that failed, the slowest (ms). */
+  stop(): Promise<{ pulls: number; slowestMs: number; failures: number }>;
 }
 
 /**
- * A bouncer of `url` (`http://127.0.0.1:PORT`) with `key`: its startup pull read whole by curl (in its own process,
- * so this one's heap never holds it), then a delta pull every `everyMs` until `stop()`.
+ * The startup pull (`startup=true`) of `url` (`http://127.0.0.1:PORT`) with `key`, read whole by curl in its own
+ * process (so this one's heap never holds it): its wall time in ms and its size in bytes.
  */
-export async function startBouncer(url: string, key: string, options: { everyMs: number }): Promise<RunningBouncer> {
+export async function startupPull(url: string, key: string): Promise<{ ms: number; bytes: number }> {
+  const started = performance.now();
   const curl = Bun.spawn(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code} %{size_download}", "-H", `X-Api-Key: ${key}`, `${url}/v1/decisions/stream?startup=true`], { stdout: "pipe" });
-  const [code, size] = (await new Response(curl.stdout).text()).trim().split(" ").map(Number);
+  const [code, bytes] = (await new Response(curl.stdout).text()).trim().split(" ").map(Number);
   await curl.exited;
   if (code !== 200) throw new Error(`the bouncer's startup pull answered ${code}`);
-  const figures: BouncerFigures = { pulls: 0, failures: 0, slowestMs: 0, startupBytes: size };
-  let running = true;
+  return { ms: performance.now() - started, bytes };
+}
+
+/** A delta pull (`GET /v1/decisions/stream?`) every `everyMs`, as Debian's bouncer sends after its first, until stopped. */
+export function pullEvery(url: string, key: string, everyMs: number): BouncerPulls {
+  let stopped = false;
+  let pulls = 0;
+  let failures = 0;
+  let slowestMs = 0;
   const loop = (async () => {
-    while (running) {
+    while (!stopped) {
       const started = performance.now();
       try {
-        const res = await fetch(`${url}/v1/decisions/stream`, { headers: { "X-Api-Key": key } });
+        const res = await fetch(`${url}/v1/decisions/stream?`, { headers: { "X-Api-Key": key } });
         await res.arrayBuffer();
-        if (res.status !== 200) figures.failures++;
+        if (res.status === 200) pulls++;
+        else failures++;
       } catch {
-        figures.failures++;
+        failures++;
       }
       const took = performance.now() - started;
-      figures.pulls++;
-      figures.slowestMs = Math.max(figures.slowestMs, took);
-      await Bun.sleep(Math.max(0, options.everyMs - took));
+      slowestMs = Math.max(slowestMs, took);
+      if (!stopped) await Bun.sleep(Math.max(0, everyMs - took));
     }
   })();
   return {
     async stop() {
-      running = false;
+      stopped = true;
       await loop;
-      return figures;
+      return { pulls, slowestMs, failures };
     },
   };
 }

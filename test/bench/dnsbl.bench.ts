@@ -22,6 +22,7 @@ import { runDnsperf, type DnsperfResult } from "./support/dnsperf";
 import { digAt, ipv4Name } from "../support/dns";
 import { startServer, stopServer, type ServerProcess } from "./support/server-process";
 import { ensureExecutable } from "./support/executable";
+import { argNumber } from "./support/args";
 
 const TARGET_RATIO = 0.5;
 const TARGET_P99_MS = 5;
@@ -33,11 +34,6 @@ const ZONE = "dnsbl.bench.test";
 const LISTED_ANSWERS = ["127.0.0.2", "127.0.1.22", "127.0.2.3"];
 /** Addresses reported through the API in the consistency check. */
 const REPORTED_LIVE = 20;
-
-function argNumber(name: string, fallback: number): number {
-  const at = process.argv.indexOf(name);
-  return at > 0 ? Number(process.argv[at + 1]) : fallback;
-}
 
 const ADDRESSES = argNumber("--addresses", Number(process.env.DNSBL_BENCH_ADDRESSES ?? 1_000_000));
 const SECONDS = argNumber("--seconds", 10);

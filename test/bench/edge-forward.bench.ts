@@ -18,6 +18,7 @@ import { makeReporters, ReportRequests, runReports } from "./support/report-load
 import { startServer, stopServer, type ServerProcess } from "./support/server-process";
 import { cpuMicros } from "./support/wrk";
 import { ensureExecutable } from "./support/executable";
+import { argNumber } from "./support/args";
 
 const TARGET_RATIO = 0.5;
 const PRIMARY_CORE = 0;
@@ -29,10 +30,6 @@ const PREPARED_PER_SECOND = 30_000;
 const EDGE_KEY = "edge-bench-client-key-0123456789";
 
 const SMALL = process.env.ABUSE_INTEL_BENCH_SMALL === "1";
-function argNumber(name: string, fallback: number): number {
-  const at = process.argv.indexOf(name);
-  return at > 0 ? Number(process.argv[at + 1]) : fallback;
-}
 const ADDRESSES = argNumber("--addresses", SMALL ? 10_000 : 1_000_000);
 const SECONDS = argNumber("--seconds", SMALL ? 2 : 5);
 const ROUNDS = argNumber("--rounds", SMALL ? 1 : 3);

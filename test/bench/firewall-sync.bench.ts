@@ -17,13 +17,10 @@ import { ApplianceInNamespace, BouncerInNamespace, bouncerInstalled } from "../s
 import { APPLIANCE_URL, SyncLoop } from "../support/firewall-sync";
 import { FIREWALL_TESTS_REQUIRED, NetworkNamespace, toolRunsIn } from "../support/netns";
 import { rng } from "../support/random";
+import { argNumber } from "./support/args";
 
-const option = (name: string, fallback: number) => {
-  const at = process.argv.indexOf(name);
-  return at > 0 ? Number(process.argv[at + 1]) : fallback;
-};
-const N = option("--entries", Number(process.env.ABUSE_INTEL_BENCH_FIREWALL_ENTRIES ?? 1_000_000));
-const BOUNCER_SECONDS = option("--bouncer-seconds", 60);
+const N = argNumber("--entries", Number(process.env.ABUSE_INTEL_BENCH_FIREWALL_ENTRIES ?? 1_000_000));
+const BOUNCER_SECONDS = argNumber("--bouncer-seconds", 60);
 const TARGET_FIRST_S = 30;
 const TARGET_CHANGES_S = { ipset: 5, nft: 30 };
 const TARGET_BOUNCER_RATIO = 100;

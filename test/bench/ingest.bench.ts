@@ -17,6 +17,7 @@ import { makeReporters, newAddress, ReportRequests, runReports as runReportsWith
 import { startServer, stopServer, type ServerProcess as Server } from "./support/server-process";
 import { cpuMicros, runWrk, type WrkResult } from "./support/wrk";
 import { ensureExecutable } from "./support/executable";
+import { argNumber } from "./support/args";
 
 const TARGET_REPORTS_PER_SECOND = 10_000;
 const TARGET_P99_MS = 20;
@@ -26,11 +27,6 @@ const CONNECTIONS = 64;
 const REPORTERS = 64;
 /** Requests prepared per second of a round: more than the server can take, so wrk never sends one twice. */
 const PREPARED_PER_SECOND = 30_000;
-
-function argNumber(name: string, fallback: number): number {
-  const at = process.argv.indexOf(name);
-  return at > 0 ? Number(process.argv[at + 1]) : fallback;
-}
 
 const ADDRESSES = argNumber("--addresses", 1_000_000);
 const SECONDS = argNumber("--seconds", 5);

@@ -15,6 +15,7 @@ import { prepareLookupData } from "./support/lookup-data";
 import { startServer as startProcess, stopServer, type ServerProcess as Server } from "./support/server-process";
 import { runWrk, wrkAvailable, type WrkResult } from "./support/wrk";
 import { ensureExecutable } from "./support/executable";
+import { argNumber } from "./support/args";
 
 const startServer = (argv: string[], what: string) => startProcess(argv, { core: SERVER_CORE, what });
 
@@ -33,11 +34,6 @@ const LOAD_CORE = 1;
 const HOT_REPORTED = 20_000;
 /** Never-reported addresses per run: more than a run can ask, so none is asked twice. */
 const FRESH_PER_RUN = 600_000;
-
-function argNumber(name: string, fallback: number): number {
-  const at = process.argv.indexOf(name);
-  return at > 0 ? Number(process.argv[at + 1]) : fallback;
-}
 
 const ADDRESSES = argNumber("--addresses", 1_000_000);
 const SECONDS = argNumber("--seconds", 5);

@@ -30,6 +30,7 @@ import { prepareLookupData } from "./support/lookup-data";
 import { startServer as startProcess, stopServer, type ServerProcess } from "./support/server-process";
 import { runWrk, wrkAvailable, WRK_PACED_SCRIPT, type WrkResult } from "./support/wrk";
 import { ensureExecutable } from "./support/executable";
+import { argNumber, argText } from "./support/args";
 
 const TARGET_LAG_MS = 20;
 const TARGET_P99_MS = 5;
@@ -39,15 +40,6 @@ const LOAD_CORE = 1;
 const PACE_DELAY_MS = 5;
 const CEILING_SECONDS = 5;
 const HOT_REPORTED = 20_000;
-
-function argNumber(name: string, fallback: number): number {
-  const at = process.argv.indexOf(name);
-  return at > 0 ? Number(process.argv[at + 1]) : fallback;
-}
-function argText(name: string): string | undefined {
-  const at = process.argv.indexOf(name);
-  return at > 0 ? process.argv[at + 1] : undefined;
-}
 
 const root = join(import.meta.dir, "..", "..");
 const ADDRESSES = argNumber("--addresses", 1_000_000);

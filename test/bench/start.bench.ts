@@ -10,14 +10,10 @@ import { Database } from "bun:sqlite";
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { ensureExecutable } from "./support/executable";
+import { argNumber } from "./support/args";
 
 const TARGET_READY_MS = 500;
 const TARGET_RSS_MB = 300;
-
-function argNumber(name: string, fallback: number): number {
-  const at = process.argv.indexOf(name);
-  return at > 0 ? Number(process.argv[at + 1]) : fallback;
-}
 
 interface Start {
   readyMs: number;

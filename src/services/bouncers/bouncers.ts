@@ -13,6 +13,7 @@ import { MAX_DECISION_DURATION_SECONDS, decisionScope, isV6DecisionId, v4Decisio
 import { type Cidr, type Ip, ipv4Mask } from "../../domain/ip";
 import type { Principal } from "../../domain/principal";
 import { RISK_LEVELS, type RiskLevel } from "../../domain/risk";
+import { sortedIndexOf } from "../../domain/typed-arrays";
 import { NOT_FOUND } from "../../index/radix-common";
 import type { ReputationIndex } from "../../index/reputation-index";
 import type { BouncerRow, BouncerTables, CursorLimits, CursorRow } from "../../store/bouncers";
@@ -215,7 +216,7 @@ export class Bouncers {
         for (let w = 0; w < 4; w++) words[w] = (ip.words[w] & ipv4Mask(Math.min(32, Math.max(0, len - 32 * w)))) >>> 0;
         id = v6DecisionId(words, len);
       }
-      if (!includes(list.ids, id)) continue;
+      if (sortedIndexOf(list.ids, id) < 0) continue;
       const v6Value = ip.version === 4 ? null : v6DecisionValue(words, len).value;
       (found ??= []).push({ id, v6Value, scenario: this.scenarioOf(id) });
     }
@@ -275,16 +276,4 @@ export class Bouncers {
     return slot === NOT_FOUND ? LISTED_SCENARIO : (SCENARIO_BY_RISK[index.risk[slot]] ?? LISTED_SCENARIO);
   }
 
-}
-
-function includes(sorted: Float64Array, id: number): boolean {
-  let lo = 0;
-  let hi = sorted.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted[mid] === id) return true;
-    if (sorted[mid] < id) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return false;
 }

@@ -4,7 +4,7 @@
 // The list is computed again only when the index or the allowlist changed, once for every bouncer of the filter.
 
 import { MAX_DECISION_DURATION_SECONDS } from "../../domain/decisions";
-import { grownTo } from "../../domain/typed-arrays";
+import { grownTo, sortedIndexOf } from "../../domain/typed-arrays";
 import type { DecisionChange, DecisionJournalTables, JournalCheckpoint } from "../../store/decision-journal";
 import type { Ip } from "../../domain/ip";
 import type { AddressDecision, DecisionList } from "./decision-list";
@@ -296,15 +296,6 @@ export class FilterJournal {
   }
 
   private indexOf(id: number): number {
-    const ids = this.list.ids;
-    let lo = 0;
-    let hi = ids.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1;
-      if (ids[mid] === id) return mid;
-      if (ids[mid] < id) lo = mid + 1;
-      else hi = mid - 1;
-    }
-    return -1;
+    return sortedIndexOf(this.list.ids, id);
   }
 }

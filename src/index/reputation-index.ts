@@ -225,7 +225,8 @@ export class ReputationIndex {
 
   /**
    * Calls `listener` after every change: with the address that entered, changed or left, or with null for anything
-   * wider (a listed network, every network, the allowlist's touch). Returns the unsubscriber.
+   * wider (a listed network, every network, the allowlist's touch). Caches of answers (the lookups' answer cache)
+   * and of lists (the bouncers' journals) hear of every change here, whichever way it came. Returns the unsubscriber.
    */
   watch(listener: (ip: Ip | null) => void): () => void {
     this.watchers.add(listener);
@@ -235,9 +236,6 @@ export class ReputationIndex {
   private changed(ip: Ip | null): void {
     for (const watcher of this.watchers) watcher(ip);
   }
-
-  /** Called whenever an address enters, changes or leaves: caches of answers drop what they hold for it. */
-  onAddressChanged: ((ip: Ip) => void) | null = null;
 
   /** Sets an address's record (adding it if new). */
   upsert(ip: Ip, record: AddressRecord): void {
@@ -250,7 +248,6 @@ export class ReputationIndex {
     }
     this.write(slot, record);
     this.generation++;
-    this.onAddressChanged?.(ip);
     this.changed(ip);
   }
 
@@ -271,13 +268,9 @@ export class ReputationIndex {
     this.slotAddresses?.clear(slot);
     this.freeSlots.push(slot);
     this.generation++;
-    this.onAddressChanged?.(ip);
     this.changed(ip);
     return true;
   }
-
-  /** Called when a listed network enters, changes or leaves: answers of every address inside may change. */
-  onNetworkChanged: ((cidr: Cidr) => void) | null = null;
 
   /** Sets a listed network's record (adding it if new). A full-length CIDR is an address: use upsert. */
   upsertNetwork(cidr: Cidr, record: AddressRecord): void {
@@ -294,7 +287,6 @@ export class ReputationIndex {
     }
     this.write(slot, record);
     this.generation++;
-    this.onNetworkChanged?.(cidr);
     this.changed(null);
   }
 
@@ -308,7 +300,6 @@ export class ReputationIndex {
     this.freeSlots.push(slot);
     this.networkCount--;
     this.generation++;
-    this.onNetworkChanged?.(cidr);
     this.changed(null);
     return true;
   }

@@ -57,7 +57,7 @@ export interface Services {
   scorer: AddressScorer;
   /**
    * After a commit: rescored addresses into the index. The answer cache hears of every change from the index
-   * alone (ReputationIndex.onAddressChanged / onNetworkChanged), whichever way it came: reports, report states,
+   * alone (ReputationIndex.watch), whichever way it came: reports, report states,
    * rescoring, feeds, another process's commits.
    */
   addressChanges: AddressChangePublisher;

@@ -161,15 +161,16 @@ export function createReputation(deps: {
     (id) => geo.ownerPairGeo!(id),
   );
   const scratch = new ByteScratch();
-  index.onAddressChanged = (ip) => {
-    cache.drop(ip);
-    unreported.forget(ip);
-  };
-  // A listed network answers for every address inside it that has no entry of its own.
-  index.onNetworkChanged = () => {
+  index.watch((ip) => {
+    if (ip !== null) {
+      cache.drop(ip);
+      unreported.forget(ip);
+      return;
+    }
+    // A listed network answers for every address inside it that has no entry of its own.
     if (cache.size > 0) cache.clear();
     unreported.forgetAsked();
-  };
+  });
 
   /** A report past retention stops counting at once, whether or not the expire job has run yet. */
   function freshSlot(ip: Ip, now: number): number {

@@ -33,10 +33,18 @@ export function fileProblem(path: string): string | null {
   if (size % pageSize !== 0) return `it is ${size} bytes long, not a whole number of its ${pageSize}-byte pages: truncated or damaged`;
   // The page count in the header is valid when "version-valid-for" equals the change counter.
   const pages = view.getUint32(28);
-  if (pages > 0 && view.getUint32(92) === view.getUint32(24) && size < pages * pageSize) {
+  // A checkpoint under way (another process's) writes page 1, with the new count, before the pages that extend the
+  // file: while the write-ahead log holds frames, a short file is not yet a truncated one.
+  if (pages > 0 && view.getUint32(92) === view.getUint32(24) && size < pages * pageSize && !walHasFrames(path)) {
     return `it is ${size} bytes long, but its header counts ${pages} pages of ${pageSize} bytes (${pages * pageSize} bytes): truncated`;
   }
   return null;
+}
+
+/** Whether `path`'s write-ahead log holds anything beyond its 32-byte header (a checkpoint may still be copying it). */
+function walHasFrames(path: string): boolean {
+  const wal = `${path}-wal`;
+  return existsSync(wal) && statSync(wal).size > 32;
 }
 
 /** The tables the schema has that the database lacks. */

@@ -279,7 +279,8 @@ async function main() {
           let i = 0;
           await measure("blacklist", server, async (until) => {
             const n = await repeatUntil(until, async () => {
-              const cidr = `${hits[i++ % hits.length]}/32`;
+              const hit = hits[i++ % hits.length]!;
+              const cidr = `${hit}/${hit.includes(":") ? 128 : 32}`;
               await post(`${server.url}/v1/admin/allowlist`, { headers: { "content-type": "application/json" }, body: JSON.stringify({ cidr, note: "bench" }) });
               const started = performance.now();
               const black = await fetch(`${server.url}/api/v2/blacklist?confidenceMinimum=25&limit=10000`, { headers: { key: data.apiKey } });

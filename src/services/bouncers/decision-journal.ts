@@ -58,17 +58,35 @@ export class FilterJournal {
     else this.pending.push(ip);
   }
 
-  /** Brings the journal up to the list as it is now, computed again only when the index or the allowlist changed. */
-  sync(generation: number, allowlistChanges: number, nowMs: number): void {
+  /**
+   * Whether `sync` at this state would compute the list whole (the first sync, or a change wider than addresses: a
+   * listed network, the allowlist, too many addresses): the caller may compute it in steps and hand it to `sync`.
+   */
+  needsWholeList(generation: number, allowlistChanges: number): boolean {
+    if (generation === this.syncedGeneration && allowlistChanges === this.syncedAllowlist) return false;
+    return !this.followsAddresses(generation, allowlistChanges);
+  }
+
+  /** Only addresses changed since the last sync, each one generation step: the list is updated from them alone. */
+  private followsAddresses(generation: number, allowlistChanges: number): boolean {
+    const pending = this.pending;
+    return this.syncedGeneration !== -1 && pending !== null && allowlistChanges === this.syncedAllowlist && generation - this.syncedGeneration === pending.length;
+  }
+
+  /**
+   * Brings the journal up to the list as it is now, computed again only when the index or the allowlist changed.
+   * `computed`: the whole list at this very state (generation and allowlist), computed by the caller in steps.
+   */
+  sync(generation: number, allowlistChanges: number, nowMs: number, computed: DecisionList | null = null): void {
     if (generation === this.syncedGeneration && allowlistChanges === this.syncedAllowlist) return;
+    const fromAddresses = this.followsAddresses(generation, allowlistChanges);
+    const whole = () => computed ?? this.compute();
     // The first time, the journal the store holds (if any) is what the list now is compared with.
-    const held = this.syncedGeneration !== -1 || this.load(nowMs);
+    const held = this.syncedGeneration !== -1 || this.load(nowMs, whole);
     const pending = this.pending;
     this.pending = [];
-    // Only addresses changed, each one generation step: the list is updated from them, not computed again.
-    const fromAddresses = held && this.syncedGeneration !== -1 && pending !== null && allowlistChanges === this.syncedAllowlist && generation - this.syncedGeneration === pending.length;
-    if (fromAddresses) this.recordAddresses(pending, nowMs);
-    else if (held) this.record(this.compute(), nowMs);
+    if (fromAddresses) this.recordAddresses(pending!, nowMs);
+    else if (held) this.record(whole(), nowMs);
     this.syncedGeneration = generation;
     this.syncedAllowlist = allowlistChanges;
     if (nowMs - this.lastPruneAt >= PRUNE_EVERY_MS) this.prune(nowMs);
@@ -87,10 +105,10 @@ export class FilterJournal {
   }
 
   /** The journal as the store holds it (true); false when there was none: it starts from the list now, at seq 1. */
-  private load(nowMs: number): boolean {
+  private load(nowMs: number, whole: () => DecisionList): boolean {
     const c = this.tables.checkpoint(this.filterKey);
     if (c === null) {
-      this.list = this.compute();
+      this.list = whole();
       this.seq = 1;
       this.checkpointSeq = 1;
       this.entered = new Uint32Array(this.list.ids.length).fill(1);

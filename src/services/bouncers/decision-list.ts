@@ -93,8 +93,12 @@ export function* currentDecisionsInSteps(index: ReputationIndex, allowlist: Cidr
   const sorted = ids.subarray(0, n);
   yield* sortNumbersInSteps(sorted, pace);
   let m = 0;
-  for (let i = 0; i < n; i++) if (i === 0 || sorted[i] !== sorted[i - 1]) sorted[m++] = sorted[i];
-  return { ids: sorted.slice(0, m), v6 };
+  for (let i = 0; i < n; i++) {
+    if (i === 0 || sorted[i] !== sorted[i - 1]) sorted[m++] = sorted[i];
+    if (pace.spend()) yield;
+  }
+  // Copied out only when shorter than the array (a copy of a million ids held the loop 30-50 ms).
+  return { ids: m === ids.length ? ids : sorted.slice(0, m), v6 };
 }
 
 /** One address's own decision as the filter would list it now: its id, and its value when IPv6 and listed. */

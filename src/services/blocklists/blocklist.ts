@@ -425,6 +425,7 @@ export function streamBody(renderer: Pick<BlocklistRenderer, "fill">, chunkSize 
   const out = new ChunkWriter(chunkSize);
   if (renderer.fill(out)) return out.take();
   let pending: Uint8Array | null = out.take();
+  let cancelled = false;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       if (pending !== null) {
@@ -433,9 +434,13 @@ export function streamBody(renderer: Pick<BlocklistRenderer, "fill">, chunkSize 
         return;
       }
       await nextTurn();
+      if (cancelled) return; // the client went away during the turn
       const done = renderer.fill(out);
       if (out.pos > 0) controller.enqueue(out.take());
       if (done) controller.close();
+    },
+    cancel() {
+      cancelled = true;
     },
   });
 }

@@ -50,10 +50,22 @@ export function crowdsecRoutes(services: Services) {
     return response;
   }
 
+  /**
+   * `served`, once the key's list is current: when it must be computed whole (after a start, an allowlist or
+   * network change), that is done in steps between other requests first (Bouncers.listReady).
+   */
+  function servedWhenListed(route: string, request: Request, answer: () => Response): Response | Promise<Response> {
+    const principal = principalOf(request);
+    const ready = principal === null ? null : services.bouncers.listReady(principal);
+    if (ready === null) return served(route, request, answer);
+    const serve = () => served(route, request, answer);
+    return ready.then(serve, serve);
+  }
+
   return {
     [DECISIONS_STREAM_ROUTE]: {
       GET: (request: Request, server: Server<undefined>) =>
-        served(DECISIONS_STREAM_ROUTE, request, () => {
+        servedWhenListed(DECISIONS_STREAM_ROUTE, request, () => {
           const principal = principalOf(request);
           if (principal === null) return forbidden();
           const query = new URL(request.url).searchParams;
@@ -72,7 +84,7 @@ export function crowdsecRoutes(services: Services) {
     },
     [DECISIONS_ROUTE]: {
       GET: (request: Request) =>
-        served(DECISIONS_ROUTE, request, () => {
+        servedWhenListed(DECISIONS_ROUTE, request, () => {
           const principal = principalOf(request);
           if (principal === null) return forbidden();
           const query = new URL(request.url).searchParams;

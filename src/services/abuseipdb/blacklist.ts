@@ -17,10 +17,10 @@ import type { ReputationIndex } from "../../index/reputation-index";
 import type { Allowlist } from "../allowlist/allowlist";
 import { SELECTION_STEP_ENTRIES, WALK_ATTEMPTS, selectBlocklist, selectBlocklistInSteps, streamBody } from "../blocklists/blocklist";
 import { Pace } from "../../domain/pace";
-import { inTurnsWhile } from "../event-loop-turns";
+import { inTurns, inTurnsWhile } from "../event-loop-turns";
 import type { Enrichment } from "../enrichment/enrichment";
 import { blacklistRenderer } from "./blacklist-body";
-import { BlacklistOrder } from "./blacklist-order";
+import { BlacklistOrder, blacklistOrderInSteps } from "./blacklist-order";
 import { countryFilter } from "./country-keys";
 import { abuseIpdbTime } from "./wire";
 
@@ -80,9 +80,11 @@ export class Blacklist {
   }
 
   /**
-   * `answer`, with a list not cached at the current state walked in steps, a turn of the event loop between two
-   * (issue 29: the walk of a million entries held the loop 139 ms); a change during the walk starts it again (see
-   * BlocklistService.answerInTurns), so the order is still that of one state.
+   * `answer`, with a list not cached at the current state walked and bucketed in steps, a turn of the event loop
+   * between two (issue 29: the walk of a million entries held the loop 139 ms); a change during the walk starts it
+   * again (see BlocklistService.answerInTurns), so the order is still that of one state. The buckets the request
+   * reaches are then sorted (and their countries looked up) in steps too, and the answer renders from that order
+   * even when the state moved meanwhile: it is the list of the state the request found.
    */
   async answerInTurns(query: BlacklistQuery): Promise<BlacklistAnswer> {
     const { index, allowlist, enrichment } = this.deps;
@@ -93,25 +95,32 @@ export class Blacklist {
       if (this.orders.has(key)) break;
       const { state, enrichmentTables } = this;
       const unchanged = () => `${index.generation}.${this.allowlistChanges}` === state && enrichment.rangeTables() === enrichmentTables;
-      const steps = selectBlocklistInSteps(index, allowlist.set, filtersOf(query.confidenceMinimum, query.ipVersion), { details: true }, new Pace(SELECTION_STEP_ENTRIES));
+      const pace = new Pace(SELECTION_STEP_ENTRIES);
+      const filters = filtersOf(query.confidenceMinimum, query.ipVersion);
+      const steps = (function* () {
+        return yield* blacklistOrderInSteps(yield* selectBlocklistInSteps(index, allowlist.set, filters, { details: true }, pace), enrichment, pace);
+      })();
       const walked = await inTurnsWhile(steps, unchanged);
       if (walked === null || !unchanged() || this.state !== state) continue;
       this.walks++;
-      this.keep(key, new BlacklistOrder(walked, enrichment));
+      this.keep(key, walked);
     }
-    return this.answer(query);
-  }
-
-  answer(query: BlacklistQuery): BlacklistAnswer {
     this.deps.expireDue();
     const order = this.order(query.confidenceMinimum, query.ipVersion);
+    const countries = countryFilter(query.onlyCountries, query.exceptCountries);
+    await inTurns(order.prepareInSteps(query.limit, countries, new Pace(SELECTION_STEP_ENTRIES)));
+    return this.answerFrom(order, query, countries);
+  }
+
+  /** The answer at once (the walk, the order and the sort of what the request reaches, in this turn). */
+  answer(query: BlacklistQuery): BlacklistAnswer {
+    this.deps.expireDue();
+    return this.answerFrom(this.order(query.confidenceMinimum, query.ipVersion), query, countryFilter(query.onlyCountries, query.exceptCountries));
+  }
+
+  private answerFrom(order: BlacklistOrder, query: BlacklistQuery, countries: Uint8Array | null): BlacklistAnswer {
     const generatedAt = abuseIpdbTime(this.deps.clock.now());
-    const renderer = blacklistRenderer(order, {
-      limit: query.limit,
-      countries: countryFilter(query.onlyCountries, query.exceptCountries),
-      plaintext: query.plaintext,
-      generatedAt,
-    });
+    const renderer = blacklistRenderer(order, { limit: query.limit, countries, plaintext: query.plaintext, generatedAt });
     return { generatedAt, body: streamBody(renderer, this.deps.chunkSize) };
   }
 
@@ -123,7 +132,7 @@ export class Blacklist {
     const cached = this.orders.get(key);
     if (cached !== undefined) return cached;
     this.walks++;
-    const order = new BlacklistOrder(selectBlocklist(index, allowlist.set, filtersOf(confidenceMinimum, ipVersion), { details: true }), enrichment);
+    const order = BlacklistOrder.of(selectBlocklist(index, allowlist.set, filtersOf(confidenceMinimum, ipVersion), { details: true }), enrichment);
     this.keep(key, order);
     return order;
   }

@@ -28,7 +28,7 @@ import type { Allowlist } from "../allowlist/allowlist";
 import { entryMatches } from "./membership";
 import { Pace } from "../../domain/pace";
 import { allAtOnce } from "../../domain/steps";
-import { inTurnsWhile } from "../event-loop-turns";
+import { inTurnsWhile, nextTurn } from "../event-loop-turns";
 
 /** The entries of one list, copied out of the index: IPv4 first, then IPv6, each ascending. */
 export interface BlocklistSelection {
@@ -417,22 +417,30 @@ export function etagMatches(header: string, etag: string): boolean {
 
 /**
  * The first chunk is rendered now: a list that fits in it goes out whole (with a Content-Length). Also streams
- * `/api/v2/blacklist`.
+ * `/api/v2/blacklist`. Each further chunk is rendered after a turn of the event loop: Bun pulls the next one as
+ * soon as the socket took the last, so a client on a fast link had megabytes rendered in one turn (issue 29: 100 to
+ * 230 ms at 200,000 entries, while lookups waited).
  */
 export function streamBody(renderer: Pick<BlocklistRenderer, "fill">, chunkSize = 64 * 1024): Uint8Array | ReadableStream<Uint8Array> {
   const out = new ChunkWriter(chunkSize);
   if (renderer.fill(out)) return out.take();
   let pending: Uint8Array | null = out.take();
+  let cancelled = false;
   return new ReadableStream<Uint8Array>({
-    pull(controller) {
+    async pull(controller) {
       if (pending !== null) {
         controller.enqueue(pending);
         pending = null;
         return;
       }
+      await nextTurn();
+      if (cancelled) return; // the client went away during the turn
       const done = renderer.fill(out);
       if (out.pos > 0) controller.enqueue(out.take());
       if (done) controller.close();
+    },
+    cancel() {
+      cancelled = true;
     },
   });
 }

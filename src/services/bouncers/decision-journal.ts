@@ -8,6 +8,9 @@ import { grownTo, sortedIndexOf } from "../../domain/typed-arrays";
 import type { DecisionChange, DecisionJournalTables, JournalCheckpoint } from "../../store/decision-journal";
 import type { Ip } from "../../domain/ip";
 import type { AddressDecision, DecisionList } from "./decision-list";
+import { Pace } from "../../domain/pace";
+import { allAtOnce } from "../../domain/steps";
+import { sortedInSteps } from "../../domain/sorted-in-steps";
 
 /** Changes are kept this long (the longest duration and a day, as idle cursors): a removal log for dropped cursors. */
 export const JOURNAL_KEEP_MS = (MAX_DECISION_DURATION_SECONDS + 24 * 3600) * 1000;
@@ -42,6 +45,8 @@ export class FilterJournal {
   private lastPruneAt = Number.NEGATIVE_INFINITY;
   /** Addresses changed since the last sync, when every change since was one address's; null: the list must be computed whole. */
   private pending: Ip[] | null = [];
+  /** A sync in steps is under way: another must not start before it ended. */
+  private syncing = false;
 
   constructor(
     readonly filterKey: string,
@@ -58,20 +63,56 @@ export class FilterJournal {
     else this.pending.push(ip);
   }
 
-  /** Brings the journal up to the list as it is now, computed again only when the index or the allowlist changed. */
-  sync(generation: number, allowlistChanges: number, nowMs: number): void {
+  /**
+   * Whether `sync` at this state would compute the list whole (the first sync, or a change wider than addresses: a
+   * listed network, the allowlist, too many addresses): the caller may compute it in steps and hand it to `sync`.
+   */
+  needsWholeList(generation: number, allowlistChanges: number): boolean {
+    if (generation === this.syncedGeneration && allowlistChanges === this.syncedAllowlist) return false;
+    return !this.followsAddresses(generation, allowlistChanges);
+  }
+
+  /** Only addresses changed since the last sync, each one generation step: the list is updated from them alone. */
+  private followsAddresses(generation: number, allowlistChanges: number, pending = this.pending): boolean {
+    return this.syncedGeneration !== -1 && pending !== null && allowlistChanges === this.syncedAllowlist && generation - this.syncedGeneration === pending.length;
+  }
+
+  /**
+   * Brings the journal up to the list as it is now, computed again only when the index or the allowlist changed.
+   * `computed`: the whole list at this very state (generation and allowlist), computed by the caller in steps.
+   */
+  sync(generation: number, allowlistChanges: number, nowMs: number, computed: DecisionList | null = null): void {
+    allAtOnce(this.syncInSteps(generation, allowlistChanges, nowMs, computed, new Pace(Infinity)));
+  }
+
+  /**
+   * `sync` a step at a time: the journal read from the store (the first time), compared with the list now, and its
+   * order rebuilt, each id a unit of work on `pace`; the store is read and written at once. Changes of the index
+   * during the steps are noted for the next sync, as between two syncs. One at a time (the caller waits for the
+   * one under way).
+   */
+  *syncInSteps(generation: number, allowlistChanges: number, nowMs: number, computed: DecisionList | null, pace: Pace): Generator<void, void> {
     if (generation === this.syncedGeneration && allowlistChanges === this.syncedAllowlist) return;
-    // The first time, the journal the store holds (if any) is what the list now is compared with.
-    const held = this.syncedGeneration !== -1 || this.load(nowMs);
+    if (this.syncing) throw new Error(`the decision journal of ${this.filterKey} is being synced already`);
+    this.syncing = true;
     const pending = this.pending;
     this.pending = [];
-    // Only addresses changed, each one generation step: the list is updated from them, not computed again.
-    const fromAddresses = held && this.syncedGeneration !== -1 && pending !== null && allowlistChanges === this.syncedAllowlist && generation - this.syncedGeneration === pending.length;
-    if (fromAddresses) this.recordAddresses(pending, nowMs);
-    else if (held) this.record(this.compute(), nowMs);
-    this.syncedGeneration = generation;
-    this.syncedAllowlist = allowlistChanges;
-    if (nowMs - this.lastPruneAt >= PRUNE_EVERY_MS) this.prune(nowMs);
+    try {
+      const fromAddresses = this.followsAddresses(generation, allowlistChanges, pending);
+      const whole = () => computed ?? this.compute();
+      // The first time, the journal the store holds (if any) is what the list now is compared with.
+      const held = this.syncedGeneration !== -1 || (yield* this.load(nowMs, whole, pace));
+      if (fromAddresses) this.recordAddresses(pending!, nowMs);
+      else if (held) yield* this.record(whole(), nowMs, pace);
+      this.syncedGeneration = generation;
+      this.syncedAllowlist = allowlistChanges;
+      if (nowMs - this.lastPruneAt >= PRUNE_EVERY_MS) this.prune(nowMs);
+    } catch (error) {
+      this.pending = null; // what changed meanwhile is not known: the next sync computes the list whole
+      throw error;
+    } finally {
+      this.syncing = false;
+    }
   }
 
   /** Drops the changes older than 620 h, after a checkpoint that holds them when the last one does not. */
@@ -87,15 +128,15 @@ export class FilterJournal {
   }
 
   /** The journal as the store holds it (true); false when there was none: it starts from the list now, at seq 1. */
-  private load(nowMs: number): boolean {
+  private *load(nowMs: number, whole: () => DecisionList, pace: Pace): Generator<void, boolean> {
     const c = this.tables.checkpoint(this.filterKey);
     if (c === null) {
-      this.list = this.compute();
+      this.list = whole();
       this.seq = 1;
       this.checkpointSeq = 1;
       this.entered = new Uint32Array(this.list.ids.length).fill(1);
       this.tables.writeCheckpoint(this.filterKey, this.checkpointNow());
-      this.buildOrder();
+      yield* this.buildOrder(pace);
       this.lastPruneAt = nowMs;
       return false;
     }
@@ -103,34 +144,36 @@ export class FilterJournal {
     const last = new Map<number, DecisionChange>();
     for (const change of changes) last.set(change.id, change);
     const v6 = new Map<number, { value: string; scope: "Ip" | "Range" }>();
-    const ids: number[] = [];
-    const entered: number[] = [];
     const entering = [...last.values()].filter((ch) => ch.entered).sort((a, b) => a.id - b.id);
+    const ids = new Float64Array(c.ids.length + entering.length);
+    const entered = new Uint32Array(ids.length);
+    let n = 0;
     let k = 0;
     const take = (id: number, seq: number, value: string | undefined | null) => {
-      ids.push(id);
-      entered.push(seq);
+      ids[n] = id;
+      entered[n++] = seq;
       if (value) v6.set(id, { value, scope: value.includes("/") ? "Range" : "Ip" });
     };
     for (let i = 0; i < c.ids.length; i++) {
       const id = c.ids[i];
       while (k < entering.length && entering[k].id < id) take(entering[k].id, entering[k].seq, entering[k++].v6Value);
-      if (last.has(id)) continue;
+      if (pace.spend()) yield;
+      if (last.size > 0 && last.has(id)) continue;
       take(id, c.entered[i], c.v6Values[id]);
     }
     while (k < entering.length) take(entering[k].id, entering[k].seq, entering[k++].v6Value);
-    this.list = { ids: Float64Array.from(ids), v6 };
-    this.entered = Uint32Array.from(entered);
+    this.list = { ids: n === ids.length ? ids : ids.slice(0, n), v6 };
+    this.entered = n === entered.length ? entered : entered.slice(0, n);
     this.seq = c.seq;
     this.prunedSeq = c.prunedSeq;
     this.checkpointSeq = c.checkpointSeq;
     this.changesSinceCheckpoint = changes.length;
-    this.buildOrder();
+    yield* this.buildOrder(pace);
     return true;
   }
 
   /** Commits the difference between the list held and `next` as one sequence number (none when they are the same). */
-  private record(next: DecisionList, nowMs: number): void {
+  private *record(next: DecisionList, nowMs: number, pace: Pace = new Pace(Infinity)): Generator<void, void> {
     const a = this.list.ids;
     const b = next.ids;
     const seq = this.seq + 1;
@@ -139,6 +182,7 @@ export class FilterJournal {
     const removed: number[] = [];
     let i = 0;
     for (let j = 0; j < b.length; j++) {
+      if (pace.spend()) yield;
       const id = b[j];
       while (i < a.length && a[i] < id) removed.push(a[i++]);
       if (i < a.length && a[i] === id) {
@@ -162,7 +206,7 @@ export class FilterJournal {
     const leave = new Set<number>();
     for (const ip of changed) {
       const d = this.decisionOf(ip);
-      if (d === null) return this.record(this.compute(), nowMs);
+      if (d === null) return allAtOnce(this.record(this.compute(), nowMs));
       const listed = this.indexOf(d.id) >= 0;
       enter.delete(d.id);
       leave.delete(d.id);
@@ -221,7 +265,7 @@ export class FilterJournal {
       this.changesSinceCheckpoint = changes;
     }
     if (this.orderLength + added.length > 2 * b.length + 4096) {
-      this.buildOrder();
+      allAtOnce(this.buildOrder(new Pace(Infinity)));
     } else {
       for (const id of added) this.pushOrder(id, seq);
     }
@@ -233,25 +277,22 @@ export class FilterJournal {
     return { seq: held.seq, checkpointSeq: held.seq, prunedSeq: this.prunedSeq, ids: held.list.ids, entered: held.entered, v6Values };
   }
 
-  /** The listed ids in the order they entered, rebuilt from the list. */
-  private buildOrder(): void {
+  /** The listed ids in the order they entered (ties in id order), rebuilt from the list a step at a time. */
+  private *buildOrder(pace: Pace): Generator<void, void> {
     const { ids } = this.list;
     const entered = this.entered;
     this.orderLength = 0;
     this.orderIds = new Float64Array(ids.length + 1024);
     this.orderSeqs = new Uint32Array(ids.length + 1024);
-    let sorted = true;
-    for (let i = 1; i < entered.length && sorted; i++) sorted = entered[i] >= entered[i - 1];
-    if (sorted) {
-      this.orderIds.set(ids);
-      this.orderSeqs.set(entered);
-      this.orderLength = ids.length;
-      return;
+    // In id order already when everything entered together (a new journal): the merge sort sees it in one pass.
+    const positions = yield* sortedInSteps(ids.length, (x, y) => entered[x] < entered[y], pace);
+    for (let k = 0; k < positions.length; k++) {
+      const p = positions[k];
+      this.orderIds[k] = ids[p];
+      this.orderSeqs[k] = entered[p];
+      if (pace.spend()) yield;
     }
-    const positions = new Uint32Array(ids.length);
-    for (let i = 0; i < positions.length; i++) positions[i] = i;
-    positions.sort((x, y) => entered[x] - entered[y] || x - y);
-    for (const p of positions) this.pushOrder(ids[p], entered[p]);
+    this.orderLength = ids.length;
   }
 
   private pushOrder(id: number, seq: number): void {

@@ -1,8 +1,9 @@
-// sortedInSteps sorts as a stable sort does, and does at most `step` comparisons between two yields.
+// sortedInSteps sorts as a stable sort does, and does at most `step` comparisons between two yields;
+// sortNumbersInSteps sorts numbers as the native sort does, yielding between runs and merge steps.
 
-import { expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { Pace } from "../../../src/domain/pace";
-import { sortedInSteps } from "../../../src/domain/sorted-in-steps";
+import { NATIVE_SORT_RUN, sortNumbersInSteps, sortedInSteps } from "../../../src/domain/sorted-in-steps";
 import { allAtOnce } from "../../../src/domain/steps";
 import { rng } from "../../support/random";
 
@@ -51,4 +52,40 @@ test("a list already in order is not sorted: one comparison a position", () => {
   const order = allAtOnce(sortedInSteps(keys.length, (a, b) => (comparisons++, keys[a] < keys[b]), new Pace(Number.POSITIVE_INFINITY)));
   expect(comparisons).toBe(keys.length - 1);
   expect([...order]).toEqual(keys.map((_, i) => i));
+});
+
+describe("sortNumbersInSteps", () => {
+  const numbersOf = (n: number, seed: number) => {
+    const next = rng(seed);
+    return Float64Array.from({ length: n }, () => next() * 1024 + (next() % 1024));
+  };
+
+  test.each([0, 1, 2, 1_000, NATIVE_SORT_RUN, NATIVE_SORT_RUN + 1, 3 * NATIVE_SORT_RUN + 17, 5 * NATIVE_SORT_RUN])("%p numbers: as the native sort orders them", (n) => {
+    for (const seed of [1, 2]) {
+      const a = numbersOf(n, seed);
+      const expected = a.slice().sort();
+      allAtOnce(sortNumbersInSteps(a, new Pace(Number.POSITIVE_INFINITY)));
+      expect(a).toEqual(expected);
+    }
+  });
+
+  test("yields between steps: about one per step's worth of numbers merged, one per native run", () => {
+    const n = 4 * NATIVE_SORT_RUN + 5;
+    const a = numbersOf(n, 3);
+    const expected = a.slice().sort();
+    const steps = sortNumbersInSteps(a, new Pace(1000));
+    let yields = 0;
+    for (let next = steps.next(); !next.done; next = steps.next()) yields++;
+    expect(a).toEqual(expected);
+    // The check of order stops at the first number out of order; 5 runs; 3 merge passes of n numbers.
+    expect(yields).toBeGreaterThanOrEqual(5 + Math.floor((3 * n) / 1000) - 1);
+  });
+
+  test("numbers already in order: one pass, no sort", () => {
+    const a = numbersOf(3 * NATIVE_SORT_RUN, 4).sort();
+    const steps = sortNumbersInSteps(a, new Pace(1000));
+    let yields = 0;
+    for (let next = steps.next(); !next.done; next = steps.next()) yields++;
+    expect(yields).toBe(Math.floor((a.length - 1) / 1000));
+  });
 });

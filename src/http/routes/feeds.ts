@@ -17,9 +17,9 @@ function parseReplace(value: unknown): boolean {
 
 export function feedRoutes(services: Services, auth: AuthPlugin) {
   const { feeds } = services;
-  const removeOrThrow = (name: string) => {
+  const removeOrThrow = async (name: string) => {
     if (feeds.get(name) === null) throw notFound(`No feed named ${name}`);
-    feeds.remove(name);
+    await feeds.removeInTurns(name);
     return { success: true, data: { removed: name } };
   };
   return new Elysia()
@@ -54,7 +54,7 @@ export function feedRoutes(services: Services, auth: AuthPlugin) {
     )
     .post(
       "/v1/admin/feeds/:name",
-      ({ params, query, body }) => {
+      async ({ params, query, body }) => {
         const name = parseFeedName(params.name);
         const category = parseCategory(query.category);
         const severity = parseFeedSeverity(query.severity);
@@ -62,7 +62,7 @@ export function feedRoutes(services: Services, auth: AuthPlugin) {
         if (typeof body !== "string" || body.length === 0) throw new AppError("bad_request", "Send the list as a text/plain body: one address or CIDR a line");
         const existing = feeds.get(name);
         if (existing !== null && existing.source !== null) throw new AppError("bad_request", `${name} is a scheduled feed: it is refreshed from its own source`);
-        return { success: true, data: feeds.importText(name, body, { category, severity, replace }) };
+        return { success: true, data: await feeds.importTextInTurns(name, body, { category, severity, replace }) };
       },
       { auth: "admin" },
     )

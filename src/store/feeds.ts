@@ -87,8 +87,10 @@ export class FeedTables {
     this.setUnderWay = db.prepare<unknown, [string, string]>(`UPDATE feeds SET last_error = ?, etag = NULL, last_modified = NULL WHERE name = ?`);
     this.setFinished = db.prepare<unknown, [number, string]>(`UPDATE feeds SET entry_count = ?, last_error = NULL WHERE name = ?`);
     // The definitions too (a schedule, URL or category changed by the CLI), not only the entries.
-    this.dataVersion = db.prepare<{ n: number; v: number; d: string }, []>(
-      `SELECT count(*) AS n, coalesce(sum(updated_at), 0) + coalesce(sum(entry_count), 0) AS v,
+    // The entries' largest id too: two replaces of one feed in the same millisecond, with as many entries, differ
+    // by it (ids only grow), where the sums alone were equal and a server following them missed the second.
+    this.dataVersion = db.prepare<{ n: number; v: number; m: number; d: string }, []>(
+      `SELECT count(*) AS n, coalesce(sum(updated_at), 0) + coalesce(sum(entry_count), 0) AS v, (SELECT coalesce(max(id), 0) FROM feed_entries) AS m,
               coalesce(group_concat(name || '|' || category || '|' || severity || '|' || coalesce(url, '') || '|' || coalesce(file_path, '') || '|' || coalesce(schedule, ''), ';'), '') AS d
          FROM feeds`,
     );
@@ -170,7 +172,7 @@ export class FeedTables {
   /** Changes whenever any feed's entries or definition change: how another process's import or change is noticed. */
   version(): string {
     const row = this.dataVersion.get();
-    return row ? `${row.n}:${row.v}:${Bun.hash(row.d).toString(36)}` : "0:0";
+    return row ? `${row.n}:${row.v}:${row.m}:${Bun.hash(row.d).toString(36)}` : "0:0";
   }
 }
 

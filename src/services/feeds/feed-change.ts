@@ -8,10 +8,19 @@ import type { Category } from "../../domain/categories";
 import { AppError } from "../../domain/errors";
 import type { FeedList, FeedListError } from "../../domain/feed-list";
 import type { Severity } from "../../domain/scoring";
-import { inTransaction, type Store } from "../../store/database";
+import { inTransaction, type Store, unlessLocked } from "../../store/database";
 import type { FeedRow, FeedTables } from "../../store/feeds";
 import type { FeedVersion, ListedNetworks } from "./listed-networks";
 import type { ListingMove, ListingStep, StepOutcome } from "./listing-step";
+
+/**
+ * A change's steps yield between steps; a number yielded asks for a pause of that many milliseconds first: another
+ * process holds the write lock, and the step is tried again after it (see StepResult).
+ */
+export type Steps<T> = Generator<number | void, T>;
+
+/** The pause before a step tries again for the write lock another process holds. */
+export const LOCKED_PAUSE_MS = 25;
 
 export interface FeedImportOptions {
   category: Category;
@@ -47,7 +56,7 @@ export interface ChangeContext {
   listed: ListedNetworks;
   step: ListingStep;
   /** Follows other processes' feed changes (in steps) before the change begins or begins again. */
-  follow: () => Generator<void, unknown>;
+  follow: () => Steps<unknown>;
   /** Inside each step's transaction, first: false when another process changed the feeds since the last step. */
   beforeWrite: () => boolean;
   /** Last inside each step's transaction: notes the feeds' version the step leaves. */
@@ -66,23 +75,31 @@ function nextLimit(limit: number, moved: number, out: StepOutcome): number {
   return Math.max(16, Math.floor((limit * STEP_ENTRIES) / cost));
 }
 
-/** Runs `write` in its own transaction after beforeWrite; false (nothing written) when the feeds moved. */
-function writeStep(ctx: ChangeContext, write: () => void): boolean {
-  const done = inTransaction(ctx.store, () => {
-    if (!ctx.beforeWrite()) return false;
-    write();
-    ctx.beforeCommit();
-    return true;
-  });
-  if (done) ctx.afterCommit();
-  return done;
+/** Runs `write` in its own transaction after beforeWrite (after a pause while locked); false (nothing written) when the feeds moved. */
+function* writeStep(ctx: ChangeContext, write: () => void): Steps<boolean> {
+  for (;;) {
+    const done = unlessLocked(ctx.store, () =>
+      inTransaction(ctx.store, () => {
+        if (!ctx.beforeWrite()) return false;
+        write();
+        ctx.beforeCommit();
+        return true;
+      }),
+    );
+    if (done === null) {
+      yield LOCKED_PAUSE_MS;
+      continue;
+    }
+    if (done) ctx.afterCommit();
+    return done;
+  }
 }
 
 /**
  * Moves `moves` a step at a time (the step shrinks when its rescoring costs more); false when another process's
  * change stopped it (the caller follows and begins again).
  */
-function* moveInSteps(ctx: ChangeContext, next: (limit: number) => ListingMove[] | null, nowMs: number, counted: { rescored: number }): Generator<void, boolean> {
+function* moveInSteps(ctx: ChangeContext, next: (limit: number) => ListingMove[] | null, nowMs: number, counted: { rescored: number }): Steps<boolean> {
   let limit = STEP_ENTRIES;
   for (;;) {
     const moves = next(limit);
@@ -91,8 +108,12 @@ function* moveInSteps(ctx: ChangeContext, next: (limit: number) => ListingMove[]
       yield;
       continue;
     }
-    const out = ctx.step.apply(moves, nowMs, { rescore: true, beforeWrite: ctx.beforeWrite, beforeCommit: ctx.beforeCommit });
-    if (out === null) return false;
+    let out = ctx.step.apply(moves, nowMs, { rescore: true, beforeWrite: ctx.beforeWrite, beforeCommit: ctx.beforeCommit });
+    while (out === "locked") {
+      yield LOCKED_PAUSE_MS;
+      out = ctx.step.apply(moves, nowMs, { rescore: true, beforeWrite: ctx.beforeWrite, beforeCommit: ctx.beforeCommit });
+    }
+    if (out === "overtaken") return false;
     ctx.afterCommit();
     counted.rescored += out.rescored;
     limit = nextLimit(limit, moves.length, out);
@@ -121,7 +142,7 @@ function otherEntries(listed: ListedNetworks, feed: string, keep: FeedVersion | 
 }
 
 /** Makes a parsed list the feed's entries (replace) or adds them, in steps. A replace with nothing parsed is refused. */
-export function* importSteps(ctx: ChangeContext, name: string, list: FeedList, options: FeedImportOptions, nowMs: number): Generator<void, FeedImportResult> {
+export function* importSteps(ctx: ChangeContext, name: string, list: FeedList, options: FeedImportOptions, nowMs: number): Steps<FeedImportResult> {
   const { tables, listed } = ctx;
   if (list.entries.length === 0 && options.replace) {
     throw new AppError("bad_request", `The list has no valid entries (${list.badLines} bad lines): a replace would empty feed ${name}, so nothing was changed`);
@@ -129,7 +150,7 @@ export function* importSteps(ctx: ChangeContext, name: string, list: FeedList, o
   for (;;) {
     yield* ctx.follow();
     const previous = tables.get(name);
-    const started = writeStep(ctx, () => {
+    const started = yield* writeStep(ctx, () => {
       // The feed row first (its entries reference it), with the count it had until the change is done.
       tables.save(feedRowOf(name, options, previous, nowMs, previous?.entryCount ?? 0, list.badLines));
       tables.markChangeUnderWay(name, underWay(options.replace ? "a replace" : "an import", nowMs));
@@ -158,21 +179,21 @@ export function* importSteps(ctx: ChangeContext, name: string, list: FeedList, o
     });
     if (!(yield* moveInSteps(ctx, others, nowMs, counted))) continue;
     const entries = list.entries.length + kept;
-    if (!writeStep(ctx, () => tables.markChangeDone(name, entries))) continue;
+    if (!(yield* writeStep(ctx, () => tables.markChangeDone(name, entries)))) continue;
     return { feed: name, imported: list.entries.length, entries, lines: list.lines, badLines: list.badLines, errors: list.errors, rescored: counted.rescored };
   }
 }
 
 /** Removes a feed and its listings, in steps: its entries go a chunk a step, then its row. */
-export function* removeSteps(ctx: ChangeContext, name: string, nowMs: number): Generator<void, void> {
+export function* removeSteps(ctx: ChangeContext, name: string, nowMs: number): Steps<void> {
   const { tables, listed } = ctx;
   for (;;) {
     yield* ctx.follow();
     if (tables.get(name) === null) throw new AppError("not_found", `No feed named ${name}`);
-    if (!writeStep(ctx, () => tables.markChangeUnderWay(name, underWay("a removal", nowMs)))) continue;
+    if (!(yield* writeStep(ctx, () => tables.markChangeUnderWay(name, underWay("a removal", nowMs))))) continue;
     const gone = otherEntries(listed, name, null, ({ cidr }) => ({ feed: name, cidr, to: null, write: "delete" }));
     if (!(yield* moveInSteps(ctx, gone, nowMs, { rescored: 0 }))) continue;
-    if (!writeStep(ctx, () => tables.remove(name))) continue;
+    if (!(yield* writeStep(ctx, () => tables.remove(name)))) continue;
     listed.forgetFeed(name);
     return;
   }

@@ -28,6 +28,7 @@ export interface FollowContext {
 
 /** Brings the listings and the index up to the store's feeds; returns whether there was anything to follow. */
 export function* followSteps(ctx: FollowContext): Generator<void, boolean> {
+  // Reads only: a follow never waits for the write lock (its steps write nothing).
   const { tables, listed, step } = ctx;
   let followed = false;
   for (;;) {
@@ -47,7 +48,7 @@ export function* followSteps(ctx: FollowContext): Generator<void, boolean> {
       const moves: ListingMove[] = [];
       for (const row of rows) {
         const to = targets.get(row.feedName);
-        const cidr = listed.cidrAt(row.cidr) ?? tryParseCidr(row.cidr);
+        const cidr = tryParseCidr(row.cidr);
         // A feed created after the list was read is taken by the next pass.
         if (to !== undefined && typeof cidr !== "string") moves.push({ feed: row.feedName, cidr, to, write: null });
       }

@@ -10,15 +10,14 @@ import { type FeedList, parseFeedList } from "../../domain/feed-list";
 import type { Listing } from "../../domain/feeds";
 import type { Ip } from "../../domain/ip";
 import type { ScoringParameters } from "../../domain/scoring";
-import { allAtOnce } from "../../domain/steps";
 import type { ReputationIndex } from "../../index/reputation-index";
 import { addressRowsAmong } from "../../store/address-rows";
-import { inTransaction, type Store } from "../../store/database";
+import { busyError, inTransaction, type Store } from "../../store/database";
 import { dataVersion } from "../../store/database-health";
 import type { FeedTables } from "../../store/feeds";
-import { inTurns } from "../event-loop-turns";
+import { nextTurn } from "../event-loop-turns";
 import type { AddressScorer } from "../reports/scorer";
-import { type ChangeContext, type FeedImportOptions, type FeedImportResult, importSteps, removeSteps } from "./feed-change";
+import { type ChangeContext, type FeedImportOptions, type FeedImportResult, importSteps, LOCKED_PAUSE_MS, removeSteps, type Steps } from "./feed-change";
 import { type FollowContext, followSteps } from "./feed-follow";
 import type { ListedNetworks } from "./listed-networks";
 import { putListingsInto } from "./listing-records";
@@ -216,7 +215,7 @@ export class FeedService {
    * Follows the store's feeds, then rescores the addresses scored while the listings were behind; again until
    * neither another process's change nor such an address is left (one may come while the last ones are rescored).
    */
-  private *followThenRescore(): Generator<void, boolean> {
+  private *followThenRescore(): Steps<boolean> {
     let followed = false;
     for (;;) {
       if (yield* followSteps(this.followContext)) followed = true;
@@ -228,7 +227,7 @@ export class FeedService {
       }
       const ips = [...noted.values()];
       for (let i = 0; i < ips.length; i += RESCORE_BATCH) {
-        this.step.rescoreAll(ips.slice(i, i + RESCORE_BATCH), this.deps.clock.now());
+        while (!this.step.rescoreAll(ips.slice(i, i + RESCORE_BATCH), this.deps.clock.now())) yield LOCKED_PAUSE_MS;
         yield;
       }
     }
@@ -237,10 +236,18 @@ export class FeedService {
   }
 
   /** Runs a change's steps at once in one transaction; refused beside a change in steps (it cannot wait). */
-  private atOnce<T>(steps: () => Generator<void, T>): T {
+  private atOnce<T>(steps: () => Steps<T>): T {
     if (this.busy) throw new AppError("busy", "A feed change is under way: try again when it is done");
     try {
-      return inTransaction(this.deps.store, () => allAtOnce(steps()));
+      return inTransaction(this.deps.store, () => {
+        // Inside this transaction no step waits for the lock: a pause asked would be a step that could not run.
+        const run = steps();
+        for (;;) {
+          const next = run.next();
+          if (next.done) return next.value;
+          if (typeof next.value === "number") throw busyError();
+        }
+      });
     } catch (error) {
       // The transaction rolled back what earlier steps had put in the listings: they follow the store again.
       this.resync();
@@ -249,11 +256,16 @@ export class FeedService {
   }
 
   /** Runs `steps` in turns once the changes queued before have ended; one at a time. */
-  private inTurnsQueued<T>(steps: () => Generator<void, T>): Promise<T> {
+  private inTurnsQueued<T>(steps: () => Steps<T>): Promise<T> {
     this.pending++;
     const run = this.queue.then(async () => {
       try {
-        return await inTurns(steps());
+        const running = steps();
+        for (;;) {
+          const next = running.next();
+          if (next.done) return next.value;
+          await (typeof next.value === "number" ? Bun.sleep(next.value) : nextTurn());
+        }
       } finally {
         this.pending--;
       }
@@ -265,6 +277,15 @@ export class FeedService {
   /** After a failed change made at once: listings and index follow the store (at once: nothing else runs). */
   private resync(): void {
     this.followContext.storeVersion = "";
-    allAtOnce(this.followThenRescore());
+    this.atOnceOutsideQueue(this.followThenRescore());
+  }
+
+  /** Runs steps to their end now, pausing (blocking) only when another process holds the lock. */
+  private atOnceOutsideQueue<T>(steps: Steps<T>): T {
+    for (;;) {
+      const next = steps.next();
+      if (next.done) return next.value;
+      if (typeof next.value === "number") Bun.sleepSync(next.value);
+    }
   }
 }

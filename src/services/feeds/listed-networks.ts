@@ -44,7 +44,8 @@ export class ListedNetworks {
   private readonly tree = new IpRadixTree();
   private readonly entries: (ListedEntry | undefined)[] = [];
   private readonly freeIds: number[] = [];
-  private readonly idOf = new Map<string, number>();
+  /** Listed entries (the tree maps each CIDR to its slot: no map by text, whose rehash held a step 10s of ms). */
+  private count = 0;
   /** Each feed's latest version: what the feed's row says and what its entries are moving to. */
   readonly feeds = new Map<string, FeedVersion>();
   private versions = 0;
@@ -62,7 +63,7 @@ export class ListedNetworks {
   }
 
   get size(): number {
-    return this.idOf.size;
+    return this.count;
   }
 
   /** Makes `settings` the feed's latest version (its entries keep theirs until moved with list()). */
@@ -99,26 +100,20 @@ export class ListedNetworks {
     return this.entries[slot];
   }
 
-  /** The listed CIDR whose text is `text`, if listed (saves parsing it again). */
-  cidrAt(text: string): Cidr | undefined {
-    const id = this.idOf.get(text);
-    return id === undefined ? undefined : (this.entries[id] as ListedEntry).cidr;
-  }
-
   /** The version of `feed` listing exactly `cidr`, if it does. */
   versionAt(feed: string, cidr: Cidr): FeedVersion | undefined {
-    const id = this.idOf.get(cidr.text);
-    return id === undefined ? undefined : (this.entries[id] as ListedEntry).feeds.find((v) => v.name === feed);
+    const id = this.tree.get(cidr);
+    return id === NOT_FOUND ? undefined : (this.entries[id] as ListedEntry).feeds.find((v) => v.name === feed);
   }
 
   /** Lists `cidr` under `version` (its feed's older version there, if any, gives way). */
   list(version: FeedVersion, cidr: Cidr): void {
-    let id = this.idOf.get(cidr.text);
-    if (id === undefined) {
+    let id = this.tree.get(cidr);
+    if (id === NOT_FOUND) {
       id = this.freeIds.pop() ?? this.entries.length;
       this.entries[id] = { cidr, feeds: [version] };
-      this.idOf.set(cidr.text, id);
       this.tree.set(cidr, id);
+      this.count++;
       return;
     }
     const entry = this.entries[id] as ListedEntry;
@@ -132,15 +127,15 @@ export class ListedNetworks {
 
   /** Stops `feed` listing `cidr`; false when it did not. */
   unlist(feed: string, cidr: Cidr): boolean {
-    const id = this.idOf.get(cidr.text);
-    if (id === undefined) return false;
+    const id = this.tree.get(cidr);
+    if (id === NOT_FOUND) return false;
     const entry = this.entries[id] as ListedEntry;
     const left = entry.feeds.filter((v) => v.name !== feed);
     if (left.length === entry.feeds.length) return false;
     entry.feeds = left;
     if (left.length > 0) return true;
     this.tree.delete(cidr);
-    this.idOf.delete(cidr.text);
+    this.count--;
     this.entries[id] = undefined;
     this.freeIds.push(id);
     return true;
@@ -148,7 +143,7 @@ export class ListedNetworks {
 
   /** Whether anything is listed at exactly this CIDR. */
   has(cidr: Cidr): boolean {
-    return this.idOf.has(cidr.text);
+    return this.tree.get(cidr) !== NOT_FOUND;
   }
 
   /** Whether this single address is listed (as a /32 or /128) by some feed: a tree lookup, no string built. */
@@ -158,7 +153,7 @@ export class ListedNetworks {
 
   /** The listings of every entry containing `key` (an address, or a network: entries at least as wide), widest first. */
   listingsAround(key: Ip | Cidr): Listing[] {
-    if (this.idOf.size === 0) return [];
+    if (this.count === 0) return [];
     const out: Listing[] = [];
     for (const id of this.enclosingIds(key)) {
       const entry = this.entries[id] as ListedEntry;
@@ -179,7 +174,7 @@ export class ListedNetworks {
 
   /** `networks[]` of the detail record of `ip`: each listing around it, widest network first. */
   networksAround(ip: Ip): NetworkView[] {
-    if (this.idOf.size === 0) return [];
+    if (this.count === 0) return [];
     const out: NetworkView[] = [];
     for (const id of this.enclosingIds(ip)) {
       const entry = this.entries[id] as ListedEntry;

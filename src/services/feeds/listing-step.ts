@@ -8,7 +8,7 @@ import { type Cidr, type Ip, cidrOf, formatIpv4, ipFromWords, ipv4FromNumber } f
 import type { ScoringParameters } from "../../domain/scoring";
 import { NOT_FOUND } from "../../index/radix-common";
 import type { AddressRecord, ReputationIndex } from "../../index/reputation-index";
-import { inTransaction, type Store } from "../../store/database";
+import { inTransaction, type Store, unlessLocked } from "../../store/database";
 import type { FeedTables } from "../../store/feeds";
 import type { AddressScorer } from "../reports/scorer";
 import type { FeedVersion, ListedNetworks } from "./listed-networks";
@@ -35,6 +35,13 @@ export interface ListingStepDeps {
   indexFollows: boolean;
 }
 
+/**
+ * What a step's transaction did: its outcome; "overtaken" when beforeWrite said another process changed the feeds
+ * (nothing done: the caller follows first); "locked" when another process held the write lock (nothing done: the
+ * caller tries again a little later, rather than hold the event loop in SQLite's busy wait).
+ */
+export type StepResult = StepOutcome | "overtaken" | "locked";
+
 export interface StepOutcome {
   /** Records the step looked at or rescored: its cost beside the moves themselves. */
   touched: number;
@@ -48,12 +55,11 @@ export class ListingStep {
   constructor(private readonly deps: ListingStepDeps) {}
 
   /**
-   * Applies `moves` at `nowMs`. `beforeWrite` runs first inside the transaction; when it returns false nothing is
-   * done and null comes back (another process changed the feeds: the caller follows them first). `rescore`:
+   * Applies `moves` at `nowMs` (see StepResult). `beforeWrite` runs first inside the transaction; `rescore`:
    * this process's own change rescores the reported addresses inside it; a followed change leaves their rows to
    * the address change log (that process rescored them). `beforeCommit` runs last inside the transaction.
    */
-  apply(moves: readonly ListingMove[], nowMs: number, options: { rescore: boolean; beforeWrite?: () => boolean; beforeCommit?: () => void }): StepOutcome | null {
+  apply(moves: readonly ListingMove[], nowMs: number, options: { rescore: boolean; beforeWrite?: () => boolean; beforeCommit?: () => void }): StepResult {
     const { listed, tables, store } = this.deps;
     const undo: (() => void)[] = [];
     const changed: Cidr[] = [];
@@ -63,7 +69,8 @@ export class ListingStep {
     try {
       // A followed change writes nothing: no transaction, so no wait for another process's write lock.
       const writes = options.rescore || options.beforeWrite !== undefined || moves.some((m) => m.write !== null);
-      const done = (writes ? inTransaction : (_: Store, work: () => boolean) => work())(store, () => {
+      const transaction = (work: () => boolean) => (writes ? unlessLocked(store, () => inTransaction(store, work)) : work());
+      const done = transaction(() => {
         if (options.beforeWrite && !options.beforeWrite()) return false;
         const inserts = new Map<string, string[]>();
         const deletes = new Map<string, string[]>();
@@ -94,7 +101,10 @@ export class ListingStep {
         options.beforeCommit?.();
         return true;
       });
-      if (!done) return null;
+      if (done !== true) {
+        for (let i = undo.length - 1; i >= 0; i--) undo[i]!();
+        return done === null ? "locked" : "overtaken";
+      }
     } catch (error) {
       for (let i = undo.length - 1; i >= 0; i--) undo[i]!();
       throw error;
@@ -103,11 +113,15 @@ export class ListingStep {
     return { touched: candidates.length + networks.length, rescored: rescored.size };
   }
 
-  /** Rescores `ips` (each with an `addresses` row or not) in one transaction and puts their records in the index. */
-  rescoreAll(ips: readonly Ip[], nowMs: number): void {
+  /**
+   * Rescores `ips` (those with an `addresses` row) in one transaction and puts their records in the index; false,
+   * with nothing done, when another process held the write lock.
+   */
+  rescoreAll(ips: readonly Ip[], nowMs: number): boolean {
     const rescored = new Map<string, { ip: Ip; record: AddressRecord | null }>();
-    inTransaction(this.deps.store, () => this.rescoreRows(ips, nowMs, rescored));
+    if (unlessLocked(this.deps.store, () => inTransaction(this.deps.store, () => this.rescoreRows(ips, nowMs, rescored))) === null) return false;
     if (this.deps.indexFollows) for (const { ip, record } of rescored.values()) this.putAddress(ip, record);
+    return true;
   }
 
   /** Rescores, inside the caller's transaction, the candidates that have an `addresses` row. */

@@ -65,7 +65,7 @@ export class Feeds {
     return this.deps.service;
   }
 
-  /** A one-off import under `name` (`import blocklist`, `POST /v1/admin/feeds/{name}`). */
+  /** A one-off import under `name`, made at once in one transaction (a command; tests): see importTextInTurns for a server. */
   importText(name: string, text: string, options: FeedImportOptions, onProgress?: (linesRead: number) => void): FeedImportResult {
     return this.deps.service.importText(parseFeedName(name), text, options, onProgress);
   }
@@ -77,7 +77,7 @@ export class Feeds {
     return this.deps.service.importInTurns(feed, list, options);
   }
 
-  /** A one-off import of a list already parsed (`import blocklist`, which lets the file's text go first). */
+  /** A one-off import of a list already parsed, made at once in one transaction (a command; tests). */
   importList(name: string, list: FeedList, options: FeedImportOptions): FeedImportResult {
     return this.deps.service.importList(parseFeedName(name), list, options);
   }

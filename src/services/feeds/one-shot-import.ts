@@ -16,6 +16,7 @@ import { NOT_FOUND } from "../../index/radix-common";
 import type { ReputationIndex } from "../../index/reputation-index";
 import { addressRowsAmong } from "../../store/address-rows";
 import { inTransaction, type Store } from "../../store/database";
+import { FeedImportList } from "../../store/feed-import-list";
 import type { FeedTables } from "../../store/feeds";
 import { createAddressScorer } from "../reports/scorer";
 import type { FeedImportOptions, FeedImportResult } from "./feed-change";
@@ -37,14 +38,13 @@ export interface OneShotImportDeps {
 /** Imports `text` under the feed `name` (replace or add), in one transaction; see the module's header. */
 export function importBlocklistOnce(deps: OneShotImportDeps, name: string, text: string, options: FeedImportOptions, onProgress?: (linesRead: number) => void): FeedImportResult {
   const { store, tables } = deps;
-  const db = store.sqlite;
   const now = deps.clock.now();
   return inTransaction(store, () => {
-    db.exec("CREATE TEMP TABLE IF NOT EXISTS feed_import_list (cidr TEXT PRIMARY KEY, ip_version INTEGER NOT NULL, prefix_length INTEGER NOT NULL) WITHOUT ROWID");
-    db.exec("DELETE FROM temp.feed_import_list");
+    const list = new FeedImportList(store);
+    list.clear();
     deps.catchUpIndex();
     try {
-      const read = readInto(db, text, onProgress);
+      const read = readInto(list, text, onProgress);
       if (read.distinct === 0 && options.replace) {
         throw new AppError("bad_request", `The list has no valid entries (${read.badLines} bad lines): a replace would empty feed ${name}, so nothing was changed`);
       }
@@ -54,33 +54,25 @@ export function importBlocklistOnce(deps: OneShotImportDeps, name: string, text:
       // The feed row first: its entries reference it.
       tables.save(row);
       const candidates = new Map<string, Ip>();
-      const collect = (cidrText: string) => addressesWithin(deps.index, cidrText, candidates);
       if (options.replace) {
-        const dropped = db.query<{ cidr: string }, [string]>("SELECT cidr FROM feed_entries WHERE feed_name = ? AND cidr NOT IN (SELECT cidr FROM temp.feed_import_list)");
-        for (const r of dropped.iterate(name)) collect(r.cidr);
-        db.query("DELETE FROM feed_entries WHERE feed_name = ? AND cidr NOT IN (SELECT cidr FROM temp.feed_import_list)").run(name);
+        for (const cidr of list.notListed(name)) addressesWithin(deps.index, cidr, candidates);
+        list.deleteNotListed(name);
       }
-      // In key order: the unique index on (feed, cidr) grows at its end instead of at random pages.
-      db.query(
-        `INSERT INTO feed_entries (feed_name, cidr, ip_version, prefix_length, created_at)
-         SELECT ?, cidr, ip_version, prefix_length, ? FROM temp.feed_import_list WHERE true ORDER BY cidr
-         ON CONFLICT(feed_name, cidr) DO NOTHING`,
-      ).run(name, now);
+      list.insertNew(name, now);
       // Every entry of the feed is listed anew (its time changed): the addresses inside any of them are rescored.
-      for (const r of db.query<{ cidr: string }, [string]>("SELECT cidr FROM feed_entries WHERE feed_name = ?").iterate(name)) collect(r.cidr);
-      const entries = (db.query("SELECT count(*) AS n FROM feed_entries WHERE feed_name = ?").get(name) as { n: number }).n;
+      for (const cidr of list.entriesOf(name)) addressesWithin(deps.index, cidr, candidates);
+      const entries = list.countOf(name);
       tables.save({ ...row, entryCount: entries });
-      const rescored = rescoreWithStoredListings(deps, [...candidates.values()], now);
+      const rescored = rescoreWithStoredListings(deps, list, [...candidates.values()], now);
       return { feed: name, imported: read.distinct, entries, lines: read.lines, badLines: read.badLines, errors: read.errors, rescored };
     } finally {
-      db.exec("DELETE FROM temp.feed_import_list");
+      list.clear();
     }
   });
 }
 
 /** Reads the list's lines into the temporary table (distinct entries); the first bad lines are kept. */
-function readInto(db: Store["sqlite"], text: string, onProgress?: (linesRead: number) => void) {
-  const insert = db.query<unknown, [string, number, number]>("INSERT INTO temp.feed_import_list (cidr, ip_version, prefix_length) VALUES (?, ?, ?) ON CONFLICT DO NOTHING");
+function readInto(list: FeedImportList, text: string, onProgress?: (linesRead: number) => void) {
   const errors: FeedListError[] = [];
   let lines = 0;
   let badLines = 0;
@@ -96,7 +88,7 @@ function readInto(db: Store["sqlite"], text: string, onProgress?: (linesRead: nu
       badLines++;
       if (errors.length < MAX_ERRORS_KEPT) errors.push({ line: lines, input: raw.slice(0, 200), error: entry });
     } else if (entry !== null) {
-      distinct += insert.run(entry.text, entry.version, entry.prefixLength).changes;
+      distinct += list.add(entry.text, entry.version, entry.prefixLength);
     }
     if (onProgress && lines % 100_000 === 0) onProgress(lines);
     start = end + 1;
@@ -126,19 +118,16 @@ function addressesWithin(index: ReputationIndex, cidrText: string, out: Map<stri
  * Rescores the candidates that have an `addresses` row, with the listings the store holds now: every feed's
  * networks loaded in memory (few next to the addresses), a single listed address looked up in the table.
  */
-function rescoreWithStoredListings(deps: OneShotImportDeps, candidates: readonly Ip[], now: number): number {
+function rescoreWithStoredListings(deps: OneShotImportDeps, list: FeedImportList, candidates: readonly Ip[], now: number): number {
   const withRow = addressRowsAmong(deps.store)(candidates.map((ip) => ip.text));
   if (withRow.size === 0) return 0;
-  const db = deps.store.sqlite;
   const feeds = deps.tables.list();
-  const networkRows = db.query<{ feedName: string; cidr: string }, []>("SELECT feed_name AS feedName, cidr FROM feed_entries WHERE prefix_length < CASE ip_version WHEN 4 THEN 32 ELSE 128 END").all();
-  const networks = ListedNetworks.load(feeds, networkRows);
+  const networks = ListedNetworks.load(feeds, list.networks());
   const listingOf = new Map(feeds.map((f) => [f.name, { feed: f.name, category: f.category as Category, severity: f.severity as Severity, listedAtMs: f.updatedAt }]));
-  // By the (feed_name, cidr) index, one look per feed.
-  const singles = db.query<{ feedName: string }, [string]>("SELECT feed_name AS feedName FROM feed_entries WHERE feed_name IN (SELECT name FROM feeds) AND cidr = ? ORDER BY feed_name");
+  const feedsListing = list.feedsListing();
   const listingsAround = (ip: Ip): Listing[] => {
     const out = networks.listingsAround(ip);
-    for (const r of singles.all(`${ip.text}/${ip.version === 4 ? 32 : 128}`)) out.push(listingOf.get(r.feedName)!);
+    for (const feed of feedsListing(`${ip.text}/${ip.version === 4 ? 32 : 128}`)) out.push(listingOf.get(feed)!);
     return out;
   };
   const scorer = createAddressScorer(deps.store, deps.params, { listingsAround });

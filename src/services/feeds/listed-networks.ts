@@ -1,6 +1,7 @@
 // What the feeds list now, in memory (contract section 12): every listed network or address with the feeds that
 // list it, found through radix trees, so that "which listings are around this address" costs one tree walk.
-// A mirror of `feed_entries` and `feeds`: loaded from the store at start, changed only after the store was.
+// A mirror of `feed_entries` and `feeds`: loaded from the store at start, then changed a step at a time in the same
+// transactions as the store (listing-step.ts); each entry holds the version of each feed listing it.
 
 import type { Category } from "../../domain/categories";
 import type { Listing } from "../../domain/feeds";

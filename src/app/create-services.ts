@@ -135,7 +135,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   const listed = ListedNetworks.load(feedTables.list(), feedTables.everyEntry());
   // Bound late: the feed service is made with this scorer, and scores with the listings it keeps current.
   const scorer = createAddressScorer(store, scoring, {
-    listingsAround: (ip) => listed.listingsAround(ip),
+    listingsAround: (ip) => feedService.listingsAround(ip),
     beforeListings: () => feedService.followIfOthersCommitted(),
     rebuildSumsAtMs: clock.now(),
   });

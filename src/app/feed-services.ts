@@ -8,6 +8,8 @@ import type { Clock } from "../domain/clock";
 import { IndexSync } from "../services/changes/index-sync";
 import { FeedService } from "../services/feeds/feed-service";
 import { Feeds } from "../services/feeds/feeds";
+import type { FeedImportOptions, FeedImportResult } from "../services/feeds/feed-change";
+import { importBlocklistOnce } from "../services/feeds/one-shot-import";
 import { ListedNetworks } from "../services/feeds/listed-networks";
 import { type AddressScorer, createAddressScorer } from "../services/reports/scorer";
 import type { ScoringParameters } from "../domain/scoring";
@@ -24,6 +26,17 @@ export function createFeedServices(store: Store, config: Config, clock: Clock, o
   const sync = IndexSync.build(store, params.riskThresholds);
   const service = new FeedService({ store, tables, listed, index: sync.index, scorer, clock, params, catchUpIndex: () => sync.catchUp(), listedVersion, indexFollowsListings: !oneShot });
   return new Feeds({ service, tables, clock });
+}
+
+/**
+ * `import blocklist`'s change, made with what it needs and no more (services/feeds/one-shot-import.ts): the index
+ * of the reported addresses, not the listings of every entry.
+ */
+export function oneShotBlocklistImport(store: Store, config: Config, clock: Clock): (name: string, text: string, options: FeedImportOptions, onProgress?: (linesRead: number) => void) => FeedImportResult {
+  const params = scoringParametersOf(config);
+  const sync = IndexSync.build(store, params.riskThresholds);
+  const deps = { store, tables: new FeedTables(store), index: sync.index, params, clock, catchUpIndex: () => sync.catchUp() };
+  return (name, text, options, onProgress) => importBlocklistOnce(deps, name, text, options, onProgress);
 }
 
 /**

@@ -12,10 +12,9 @@ import { openStore } from "../store/database";
 import { flag, hasSwitch, parseArgs } from "./args";
 import { parseCategory } from "../domain/categories";
 import { parseFeedName, parseFeedSeverity } from "../domain/feeds";
-import { createFeedServices, scorerWithStoredListings } from "../app/feed-services";
+import { oneShotBlocklistImport, scorerWithStoredListings } from "../app/feed-services";
 import { DATA_DIR_HELP, type Command, SCORING_FLAGS, SCORING_HELP } from "./command";
 import { inputFile } from "./input-file";
-import { parseFeedList } from "../domain/feed-list";
 import { indexFilePath, refreshIndexFile } from "../services/changes/persisted-index";
 import type { RiskThresholds } from "../domain/risk";
 import type { Store } from "../store/database";
@@ -218,16 +217,14 @@ async function importBlocklistCommand(argv: string[]): Promise<number> {
   const severity = parseFeedSeverity(flag(args, "--severity"), "--severity");
   const config = resolveConfig(args.flags);
   const file = args.positionals[0];
-  let text: string | null = file === "-" ? await Bun.stdin.text() : await inputFile(file).text();
+  const text = file === "-" ? await Bun.stdin.text() : await inputFile(file).text();
 
   const store = openStore(config.dataDir, { sync: config.syncMode });
   try {
-    const feeds = createFeedServices(store, config, systemClock, true);
+    const importOnce = oneShotBlocklistImport(store, config, systemClock);
     const totalLines = countLines(text);
     const bar = process.stderr.isTTY ? progressBar("lines") : null;
-    const list = parseFeedList(text, bar ? (n) => bar.update(n, totalLines) : undefined);
-    text = null; // the entries are parsed: the file's text can go before the import's own memory
-    const result = feeds.importList(source, list, { category, severity, replace: hasSwitch(args, "--replace") });
+    const result = importOnce(source, text, { category, severity, replace: hasSwitch(args, "--replace") }, bar ? (n) => bar.update(n, totalLines) : undefined);
     bar?.update(totalLines, totalLines);
     bar?.done();
     for (const e of result.errors) console.error(`line ${e.line}: ${e.error}`);

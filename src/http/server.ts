@@ -30,11 +30,15 @@ export function listeningUrl(server: Pick<Server<undefined>, "hostname" | "port"
 }
 
 export function listen(services: Services, app: App, options: { hostname: string; port: number }): Server<undefined> {
-  return Bun.serve({
+  const server = Bun.serve({
     hostname: options.hostname,
     port: options.port,
     ...handlerOptions(services, app),
     // Our own body reader enforces per-route limits; this only stops absurd uploads early.
     maxRequestBodySize: 128 * 1024 * 1024,
   });
+  // Elysia's context.server is the app's: a route that outlives the idle timeout (a feed change in steps,
+  // routes/feeds.ts) lifts it for its own request through it.
+  (app as unknown as { server: Server<undefined> | null }).server = server;
+  return server;
 }

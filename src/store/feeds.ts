@@ -1,9 +1,8 @@
 // The `feeds` and `feed_entries` tables (contract section 12): each feed's settings and refresh status, and the
-// networks and addresses it lists. Statements are prepared once per store; a replace runs inside the caller's
-// transaction so the old entries and the new ones are never both, or neither, visible.
+// networks and addresses it lists. Statements are prepared once per store; a change writes its entries a chunk
+// per transaction (services/feeds/feed-change-steps.ts), so other writers get the lock between chunks.
 
 import type { Database } from "bun:sqlite";
-import type { Cidr } from "../domain/ip";
 import type { Store } from "./database";
 
 export interface FeedRow {
@@ -43,13 +42,15 @@ export class FeedTables {
   private readonly upsertFeed;
   private readonly insertEntry;
   private readonly entriesOf;
-  private readonly deleteEntries;
+  private readonly deleteAllEntries;
   private readonly deleteEntry;
-  private readonly entryTexts;
   private readonly deleteFeed;
   private readonly allEntries;
   private readonly setStatus;
   private readonly dataVersion;
+  private readonly page;
+  private readonly setUnderWay;
+  private readonly setFinished;
 
   constructor(store: Store) {
     const db = store.sqlite;
@@ -71,18 +72,25 @@ export class FeedTables {
        ON CONFLICT(feed_name, cidr) DO NOTHING`,
     );
     this.entriesOf = db.prepare<FeedEntryRow, [string]>(`SELECT feed_name AS feedName, cidr, created_at AS createdAt FROM feed_entries WHERE feed_name = ?`);
-    this.deleteEntries = db.prepare<unknown, [string]>(`DELETE FROM feed_entries WHERE feed_name = ?`);
+    this.deleteAllEntries = db.prepare<unknown, [string]>(`DELETE FROM feed_entries WHERE feed_name = ?`);
     this.deleteEntry = db.prepare<unknown, [string, string]>(`DELETE FROM feed_entries WHERE feed_name = ? AND cidr = ?`);
-    this.entryTexts = db.prepare<{ cidr: string }, [string]>(`SELECT cidr FROM feed_entries WHERE feed_name = ?`);
     this.deleteFeed = db.prepare<unknown, [string]>(`DELETE FROM feeds WHERE name = ?`);
     this.allEntries = db.prepare<FeedEntryRow, []>(`SELECT feed_name AS feedName, cidr, created_at AS createdAt FROM feed_entries`);
     this.setStatus = db.prepare(
       `UPDATE feeds SET last_refresh_at = $at, last_error = $error, etag = coalesce($etag, etag),
          last_modified = coalesce($lastModified, last_modified) WHERE name = $name`,
     );
+    this.page = db.prepare<{ feedName: string; cidr: string }, [string, string, number]>(
+      `SELECT feed_name AS feedName, cidr FROM feed_entries WHERE (feed_name, cidr) > (?, ?) ORDER BY feed_name, cidr LIMIT ?`,
+    );
+    // A change in steps: the validators go (a 304 must not keep a half-made list), the status says so.
+    this.setUnderWay = db.prepare<unknown, [string, string]>(`UPDATE feeds SET last_error = ?, etag = NULL, last_modified = NULL WHERE name = ?`);
+    this.setFinished = db.prepare<unknown, [number, string]>(`UPDATE feeds SET entry_count = ?, last_error = NULL WHERE name = ?`);
     // The definitions too (a schedule, URL or category changed by the CLI), not only the entries.
-    this.dataVersion = db.prepare<{ n: number; v: number; d: string }, []>(
-      `SELECT count(*) AS n, coalesce(sum(updated_at), 0) + coalesce(sum(entry_count), 0) AS v,
+    // The entries' largest id too: two replaces of one feed in the same millisecond, with as many entries, differ
+    // by it (ids only grow), where the sums alone were equal and a server following them missed the second.
+    this.dataVersion = db.prepare<{ n: number; v: number; m: number; d: string }, []>(
+      `SELECT count(*) AS n, coalesce(sum(updated_at), 0) + coalesce(sum(entry_count), 0) AS v, (SELECT coalesce(max(id), 0) FROM feed_entries) AS m,
               coalesce(group_concat(name || '|' || category || '|' || severity || '|' || coalesce(url, '') || '|' || coalesce(file_path, '') || '|' || coalesce(schedule, ''), ';'), '') AS d
          FROM feeds`,
     );
@@ -121,37 +129,39 @@ export class FeedTables {
     return this.allEntries.all();
   }
 
-  /**
-   * Makes `entries` (distinct) the feed's list (replace) or adds them to it; an entry already listed keeps its
-   * first-listed time. Call inside a transaction. Returns how many entries the feed lists afterwards.
-   */
-  writeEntries(name: string, entries: readonly Cidr[], nowMs: number, replace: boolean): number {
-    const listed = new Set<string>();
-    for (const row of this.entryTexts.all(name)) listed.add(row.cidr);
-    // In key order: the unique index on (feed, cidr) then grows at its end instead of at random pages. The texts
-    // sort natively (a comparator function costs seconds on a million); version and length come back from the text.
-    const ordered = entries.map((c) => c.text).sort();
-    // Only the difference is written: a refresh that changes nothing writes nothing, and an entry already listed
-    // keeps its first-listed time.
-    if (replace) {
-      const wanted = new Set(ordered);
-      for (const text of listed) if (!wanted.has(text)) this.deleteEntry.run(name, text);
-    }
-    let added = 0;
-    for (const text of ordered) {
-      if (listed.has(text)) continue;
+  /** Every entry after (feedName, cidr) in key order, `limit` of them: a page of a walk in steps. */
+  entriesAfter(feedName: string, cidr: string, limit: number): { feedName: string; cidr: string }[] {
+    return this.page.all(feedName, cidr, limit);
+  }
+
+  /** Lists `texts` (CIDRs in the normal form, not listed by the feed yet) under the feed. Call inside a transaction. */
+  insertEntries(name: string, texts: readonly string[], nowMs: number): void {
+    for (const text of texts) {
       const slash = text.indexOf("/");
       const version = text.includes(":") ? 6 : 4;
       const prefixLength = slash < 0 ? (version === 4 ? 32 : 128) : Number(text.slice(slash + 1));
       this.insertEntry.run(name, text, version, prefixLength, nowMs);
-      added++;
     }
-    return replace ? ordered.length : listed.size + added;
+  }
+
+  /** Stops the feed listing `texts`. Call inside a transaction. */
+  deleteEntries(name: string, texts: readonly string[]): void {
+    for (const text of texts) this.deleteEntry.run(name, text);
+  }
+
+  /** Marks a feed as being changed in steps (see FeedService): `status` is what its lastError says until done. */
+  markChangeUnderWay(name: string, status: string): void {
+    this.setUnderWay.run(status, name);
+  }
+
+  /** A change in steps is done: the feed lists `entryCount` entries, and its status is clear. */
+  markChangeDone(name: string, entryCount: number): void {
+    this.setFinished.run(entryCount, name);
   }
 
   /** Removes a feed and its entries. Call inside a transaction. */
   remove(name: string): boolean {
-    this.deleteEntries.run(name);
+    this.deleteAllEntries.run(name);
     return this.deleteFeed.run(name).changes > 0;
   }
 
@@ -162,7 +172,7 @@ export class FeedTables {
   /** Changes whenever any feed's entries or definition change: how another process's import or change is noticed. */
   version(): string {
     const row = this.dataVersion.get();
-    return row ? `${row.n}:${row.v}:${Bun.hash(row.d).toString(36)}` : "0:0";
+    return row ? `${row.n}:${row.v}:${row.m}:${Bun.hash(row.d).toString(36)}` : "0:0";
   }
 }
 

@@ -110,9 +110,9 @@ export async function refreshFeed(c: ConsoleRequest): Promise<PageResult> {
   return feedsPage(c, { kind: "ok", text: `${name}: ${JSON.stringify(outcome)}` });
 }
 
-export function removeFeed(c: ConsoleRequest): PageResult {
+export async function removeFeed(c: ConsoleRequest): Promise<PageResult> {
   const name = c.form!.get("name") ?? "";
-  c.services.feeds.remove(name);
+  await c.services.feeds.removeInTurns(name);
   return feedsPage(c, { kind: "ok", text: `Removed feed ${name}.` });
 }
 

@@ -45,7 +45,7 @@ export class FeedRefresher {
       // Read in steps between requests: a 1 M-line list took half a second to parse (issue 29).
       const list = await inTurns(parseFeedListInSteps(got.text, new Pace(PARSE_STEP_LINES)));
       if (list.entries.length === 0) throw new Error(`the list has no valid entries (${list.lines} lines, ${list.badLines} bad)`);
-      const result = this.deps.feeds.importList(name, list, {
+      const result = await this.deps.feeds.importInTurns(name, list, {
         category: feed.category as Category,
         severity: feed.severity as Severity,
         replace: true,

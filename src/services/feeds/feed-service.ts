@@ -1,52 +1,32 @@
 // Feeds (contract section 12): importing a list under a feed's name (adding to it, or replacing it whole),
-// removing a feed, and keeping the index in step. One change runs in three steps:
-// 1. under the write lock, the index and the listings first take what other processes committed (the rows of
-//    their reports, their feed changes), then the listings take the change, so the scorer sees the new listings
-//    and every reported address inside it is found;
-// 2. the same transaction writes the entries and rescores the reported addresses inside what changed;
-// 3. the index takes the networks' new records and the rescored addresses, synchronously, after the commit:
-//    no request runs in between, so none sees half a list, and the blocklist ETag moves once.
-// If the transaction fails, the listings are reloaded from the store and nothing has changed.
+// removing a feed, following another process's feed changes, and keeping the index in step. A server makes each
+// change in steps with a turn of the event loop between them (issue 29: feed-change.ts, feed-follow.ts,
+// listing-step.ts), one change at a time; a command that exits after one change makes it at once, in one
+// transaction.
 
-import type { Category } from "../../domain/categories";
 import type { Clock } from "../../domain/clock";
 import { AppError, notFound } from "../../domain/errors";
-import { type FeedList, type FeedListError, parseFeedList } from "../../domain/feed-list";
-import { type Cidr, type Ip, formatIpv4, ipFromWords, ipv4FromNumber } from "../../domain/ip";
-import type { ScoringParameters, Severity } from "../../domain/scoring";
-import type { AddressRecord, ReputationIndex } from "../../index/reputation-index";
-import { NOT_FOUND } from "../../index/radix-common";
-import { addressRowsAmong } from "../../store/address-rows";
-import { inTransaction, type Store } from "../../store/database";
-import { dataVersion } from "../../store/database-health";
+import { type FeedList, parseFeedList } from "../../domain/feed-list";
 import type { Listing } from "../../domain/feeds";
-import type { FeedRow, FeedTables } from "../../store/feeds";
+import type { Ip } from "../../domain/ip";
+import type { ScoringParameters } from "../../domain/scoring";
+import type { ReputationIndex } from "../../index/reputation-index";
+import { addressRowsAmong } from "../../store/address-rows";
+import { busyError, inTransaction, type Store } from "../../store/database";
+import { dataVersion } from "../../store/database-health";
+import type { FeedTables } from "../../store/feeds";
+import { nextTurn } from "../event-loop-turns";
 import type { AddressScorer } from "../reports/scorer";
-import { ListedNetworks } from "./listed-networks";
-import { isFullLength, listingRecord, putListingsInto } from "./listing-records";
+import { type ChangeContext, type FeedImportOptions, type FeedImportResult, importSteps, LOCKED_PAUSE_MS, removeSteps, type Steps } from "./feed-change";
+import { type FollowContext, followSteps } from "./feed-follow";
+import type { ListedNetworks } from "./listed-networks";
+import { putListingsInto } from "./listing-records";
+import { ListingStep } from "./listing-step";
 
-export interface FeedImportOptions {
-  category: Category;
-  severity: Severity;
-  /** Replace the feed's entries (true) or add to them. */
-  replace: boolean;
-  /** A scheduled feed's source and schedule, kept with it; one-off imports leave them null. */
-  source?: { url: string | null; filePath: string | null; schedule: string | null };
-}
+export type { FeedImportOptions, FeedImportResult } from "./feed-change";
 
-export interface FeedImportResult {
-  feed: string;
-  /** Entries the list held (distinct). */
-  imported: number;
-  /** Entries the feed lists now. */
-  entries: number;
-  lines: number;
-  badLines: number;
-  /** The first bad lines, with their numbers. */
-  errors: FeedListError[];
-  /** Reported addresses rescored because a listing around them changed. */
-  rescored: number;
-}
+/** Addresses scored while the listings were behind the store, rescored a batch a step once they caught up. */
+const RESCORE_BATCH = 256;
 
 export interface FeedServiceDeps {
   store: Store;
@@ -58,7 +38,7 @@ export interface FeedServiceDeps {
   params: ScoringParameters;
   /**
    * Brings the index up to every row committed so far, another process's too (IndexSync.catchUp): called under
-   * the write lock, before a change looks for the reported addresses inside it.
+   * the write lock, before each step of a change looks for the reported addresses inside it.
    */
   catchUpIndex: () => void;
   /**
@@ -74,31 +54,51 @@ export interface FeedServiceDeps {
 }
 
 export class FeedService {
-  private readonly rowsAmong;
-  /** What the store looked like when the listings were last loaded: another process's import changes it. */
-  private storeVersion: string;
+  private readonly step: ListingStep;
+  private readonly followContext: FollowContext;
+  private readonly changeContext: ChangeContext;
   /** Called after another process's feed changes were taken in (the schedule follows them). */
   onExternalChangesFollowed: (() => void) | null = null;
-  /** The store's data version (dataVersion) when followIfOthersCommitted or a change last looked: it moves when another connection commits. */
+  /** The store's data version (dataVersion) when followIfOthersCommitted or a step last looked: it moves when another connection commits. */
   private seenDataVersion: number;
+  /** The changes and follows queued or under way, one at a time: the last one's end. */
+  private queue: Promise<unknown> = Promise.resolve();
+  private pending = 0;
+  /** The follow queued or under way, joined by whoever asks for one meanwhile. */
+  private following: Promise<void> | null = null;
+  /** While the listings are behind the store: the addresses scored meanwhile (with listings that may be old). */
+  private scoredWhileBehind: Map<string, Ip> | null = null;
+  /** The feeds' version a step's transaction left, read inside it. */
+  private versionAtCommit = "";
 
   constructor(private readonly deps: FeedServiceDeps) {
-    this.rowsAmong = addressRowsAmong(deps.store);
-    this.storeVersion = deps.listedVersion;
+    const rowsAmong = addressRowsAmong(deps.store);
+    this.step = new ListingStep({ ...deps, rowsAmong, indexFollows: deps.indexFollowsListings !== false });
     this.seenDataVersion = dataVersion(deps.store.sqlite);
-  }
-
-  /**
-   * Brings the listings up to what the store holds now, before scoring inside a write transaction (the scorer
-   * calls it once per rescore). Another process's feed change otherwise reaches the listings at the change
-   * watcher's next poll, up to 500 ms later, and a report scored in between kept a score without the new listing
-   * for good. When no other connection has committed (the usual case) this costs one PRAGMA.
-   */
-  followIfOthersCommitted(): void {
-    const version = dataVersion(this.deps.store.sqlite);
-    if (version === this.seenDataVersion) return;
-    this.seenDataVersion = version;
-    this.followExternalChanges();
+    this.followContext = {
+      tables: deps.tables,
+      listed: deps.listed,
+      step: this.step,
+      nowMs: () => deps.clock.now(),
+      storeVersion: deps.listedVersion,
+      onBehind: () => void (this.scoredWhileBehind ??= new Map()),
+    };
+    this.changeContext = {
+      store: deps.store,
+      tables: deps.tables,
+      listed: deps.listed,
+      step: this.step,
+      follow: () => this.followThenRescore(),
+      beforeWrite: () => {
+        this.deps.catchUpIndex();
+        // Nothing else commits until this step has: the scoring inside it (followIfOthersCommitted) need not look.
+        this.seenDataVersion = dataVersion(this.deps.store.sqlite);
+        return this.deps.tables.version() === this.followContext.storeVersion;
+      },
+      // Read before the commit: read after it, another process's commit in between would pass for this one's.
+      beforeCommit: () => void (this.versionAtCommit = this.deps.tables.version()),
+      afterCommit: () => void (this.followContext.storeVersion = this.versionAtCommit),
+    };
   }
 
   get listed(): ListedNetworks {
@@ -106,213 +106,186 @@ export class FeedService {
   }
 
   /**
+   * The listings around `ip` for the scorer. While the listings are behind another process's feed change, the
+   * address is noted and rescored once they caught up: a report scored in between keeps no stale score.
+   */
+  listingsAround(ip: Ip): Listing[] {
+    this.scoredWhileBehind?.set(ip.text, ip);
+    return this.deps.listed.listingsAround(ip);
+  }
+
+  /**
+   * Called by the scorer before it scores, inside a write transaction: when another process changed the feeds,
+   * a follow starts (in steps, after this turn) and what is scored until it ends is rescored then. Another
+   * process's feed change otherwise reaches the listings at the change watcher's next poll, up to 500 ms later.
+   * When no other connection has committed (the usual case) this costs one PRAGMA.
+   */
+  followIfOthersCommitted(): void {
+    const version = dataVersion(this.deps.store.sqlite);
+    if (version === this.seenDataVersion) return;
+    this.seenDataVersion = version;
+    if (this.deps.tables.version() === this.followContext.storeVersion) return;
+    this.scoredWhileBehind ??= new Map();
+    void this.followExternalChanges().catch((error) => console.error("following another process's feed change failed:", error));
+  }
+
+  /**
    * Saves a scheduled feed's definition (added or changed) as this service's own change: saved past it, the
    * feeds' version moved, and the next change's catch-up took it for another process's and reloaded every listing.
    */
   saveDefinition(row: Parameters<FeedTables["save"]>[0]): void {
-    this.deps.tables.save(row);
-    this.storeVersion = this.deps.tables.version();
+    const { tables } = this.deps;
+    inTransaction(this.deps.store, () => {
+      // Another process's change not followed yet stays one to follow.
+      const unseen = tables.version() !== this.followContext.storeVersion;
+      tables.save(row);
+      if (!unseen) this.followContext.storeVersion = tables.version();
+    });
   }
 
-  /** Reads `text` as a list and imports it (see importList). */
+  /** Reads `text` as a list and imports it at once (see importList). */
   importText(name: string, text: string, options: FeedImportOptions, onProgress?: (linesRead: number) => void): FeedImportResult {
     return this.importList(name, parseFeedList(text, onProgress), options);
   }
 
-  /** Makes a parsed list the feed's entries (replace) or adds them. A replace with nothing parsed is refused. */
+  /**
+   * Makes a parsed list the feed's entries (replace) or adds them, at once, in one transaction: for a command
+   * that exits after it (and tests). A server's requests use importInTurns.
+   */
   importList(name: string, list: FeedList, options: FeedImportOptions): FeedImportResult {
-    const { tables, listed, clock } = this.deps;
-    if (list.entries.length === 0 && options.replace) {
-      throw new AppError("bad_request", `The list has no valid entries (${list.badLines} bad lines): a replace would empty feed ${name}, so nothing was changed`);
-    }
-    const now = clock.now();
-    const rescored = new Map<string, { ip: Ip; record: AddressRecord | null }>();
-    let changed: Cidr[] = [];
-    let candidates: Ip[] = [];
-    let entries = 0;
-    try {
-      inTransaction(this.deps.store, () => {
-        this.catchUp();
-        const previous = tables.get(name);
-        changed = listed.setFeed(name, { category: options.category, severity: options.severity, updatedAt: now }, list.entries, options.replace);
-        candidates = this.addressesWithin(changed);
-        // The feed row first: its entries reference it.
-        tables.save(feedRowOf(name, options, previous, now, 0, list.badLines));
-        entries = tables.writeEntries(name, list.entries, now, options.replace);
-        tables.save(feedRowOf(name, options, previous, now, entries, list.badLines));
-        this.rescoreRows(candidates, now, rescored);
-      });
-    } catch (error) {
-      this.reload();
-      throw error;
-    }
-    this.storeVersion = tables.version();
-    if (this.deps.indexFollowsListings !== false) this.applyToIndex(changed, candidates, rescored, now);
-    return { feed: name, imported: list.entries.length, entries, lines: list.lines, badLines: list.badLines, errors: list.errors, rescored: rescored.size };
+    return this.atOnce(() => importSteps(this.changeContext, name, list, options, this.deps.clock.now()));
   }
 
-  /** Removes a feed and its listings. */
+  /** importList in steps with a turn of the event loop between them, after the changes queued before it. */
+  importInTurns(name: string, list: FeedList, options: FeedImportOptions): Promise<FeedImportResult> {
+    return this.followedIfFailed(this.inTurnsQueued(() => importSteps(this.changeContext, name, list, options, this.deps.clock.now())));
+  }
+
+  /** Removes a feed and its listings at once (a command; tests). */
   remove(name: string): void {
-    const { tables, listed, clock } = this.deps;
-    if (tables.get(name) === null) throw notFound(`No feed named ${name}`);
-    const now = clock.now();
-    const rescored = new Map<string, { ip: Ip; record: AddressRecord | null }>();
-    let changed: Cidr[] = [];
-    let candidates: Ip[] = [];
-    try {
-      inTransaction(this.deps.store, () => {
-        this.catchUp();
-        changed = listed.removeFeed(name);
-        candidates = this.addressesWithin(changed);
-        tables.remove(name);
-        this.rescoreRows(candidates, now, rescored);
-      });
-    } catch (error) {
-      this.reload();
+    if (this.deps.tables.get(name) === null) throw notFound(`No feed named ${name}`);
+    this.atOnce(() => removeSteps(this.changeContext, name, this.deps.clock.now()));
+  }
+
+  /** remove in steps with a turn of the event loop between them, after the changes queued before it. */
+  async removeInTurns(name: string): Promise<void> {
+    if (this.deps.tables.get(name) === null) throw notFound(`No feed named ${name}`);
+    await this.followedIfFailed(this.inTurnsQueued(() => removeSteps(this.changeContext, name, this.deps.clock.now())));
+  }
+
+  /** A change in steps that failed: the step that failed undid its part, and a follow makes sure of the rest. */
+  private followedIfFailed<T>(change: Promise<T>): Promise<T> {
+    return change.catch((error) => {
+      this.followContext.storeVersion = "";
+      void this.followExternalChanges().catch((e) => console.error("following the feeds after a failed change failed:", e));
       throw error;
-    }
-    this.storeVersion = tables.version();
-    this.applyToIndex(changed, candidates, rescored, now);
+    });
   }
 
   /**
-   * After another process (a CLI import) changed the feeds: reloads the listings and brings the index's
-   * networks and feed-only addresses in line. The rows that process rescored reach the index through the
-   * address change log, as any other change does.
+   * After another process (a CLI import) changed the feeds: the listings and the index's networks and feed-only
+   * addresses follow, in steps. The rows that process rescored reach the index through the address change log,
+   * as any other change does. Joins the follow already queued or under way (which looks again at its end).
    */
-  followExternalChanges(): void {
-    const version = this.deps.tables.version();
-    if (version === this.storeVersion) return;
-    const before = [...this.deps.listed.cidrs()];
-    this.reload();
-    this.storeVersion = version;
-    const changed = new Map<string, Cidr>();
-    for (const c of before) changed.set(c.text, c);
-    for (const c of this.deps.listed.cidrs()) changed.set(c.text, c);
-    const cidrs = [...changed.values()];
-    this.applyToIndex(cidrs, this.addressesWithin(cidrs), null, this.deps.clock.now());
-    this.onExternalChangesFollowed?.();
+  followExternalChanges(): Promise<void> {
+    if (this.following !== null) return this.following;
+    if (this.deps.tables.version() === this.followContext.storeVersion && this.scoredWhileBehind === null) return Promise.resolve();
+    const follow = this.inTurnsQueued(() => this.followThenRescore()).then(
+      () => void (this.following = null),
+      (error) => {
+        this.following = null;
+        throw error;
+      },
+    );
+    this.following = follow;
+    return follow;
   }
 
-  /**
-   * Under the write lock at the start of a change: what other processes committed until now (rows and feeds) is
-   * taken in first, so the change neither misses a reported address nor scores with listings it has not seen.
-   */
-  private catchUp(): void {
-    this.deps.catchUpIndex();
-    // Nothing else commits until this change has: the scoring inside it (followIfOthersCommitted) need not follow
-    // again, which would reload the listings from this change's own uncommitted rows.
-    this.seenDataVersion = dataVersion(this.deps.store.sqlite);
-    this.followExternalChanges();
+  /** Whether a change or a follow is queued or under way (the at-once calls refuse to run beside one). */
+  get busy(): boolean {
+    return this.pending > 0;
   }
 
   /** Puts every listing into a freshly built index (at start; the rows of reported addresses are already in). */
   loadIntoIndex(): void {
-    putListingsInto(this.deps.index, this.deps.listed, this.deps.clock.now(), this.deps.params, this.rowsAmong);
-  }
-
-  private reload(): void {
-    const { tables } = this.deps;
-    const fresh = ListedNetworks.load(tables.list(), tables.everyEntry());
-    const listed = this.deps.listed;
-    // Same object for everyone holding it (scorer, reputation): move the fresh state in.
-    for (const name of [...listed.feeds.keys()]) listed.removeFeed(name);
-    for (const [name, settings] of fresh.feeds) listed.setFeed(name, settings, fresh.cidrsOf(name), true);
+    putListingsInto(this.deps.index, this.deps.listed, this.deps.clock.now(), this.deps.params, addressRowsAmong(this.deps.store));
   }
 
   /**
-   * Rescores, inside the caller's transaction, the candidates that have an `addresses` row. Every address with a
-   * row is in the index, so only candidates found there are looked up in the store.
+   * Follows the store's feeds, then rescores the addresses scored while the listings were behind; again until
+   * neither another process's change nor such an address is left (one may come while the last ones are rescored).
    */
-  private rescoreRows(candidates: readonly Ip[], now: number, out: Map<string, { ip: Ip; record: AddressRecord | null }>): void {
-    const { scorer } = this.deps;
-    const withRow = this.withRow(candidates);
-    for (const ip of candidates) if (withRow.has(ip.text)) out.set(ip.text, { ip, record: scorer.rescore(ip, now) });
+  private *followThenRescore(): Steps<boolean> {
+    let followed = false;
+    for (;;) {
+      if (yield* followSteps(this.followContext)) followed = true;
+      const noted = this.scoredWhileBehind;
+      this.scoredWhileBehind = null;
+      if (noted === null || noted.size === 0) {
+        if (this.deps.tables.version() === this.followContext.storeVersion) break;
+        continue;
+      }
+      const ips = [...noted.values()];
+      for (let i = 0; i < ips.length; i += RESCORE_BATCH) {
+        while (!this.step.rescoreAll(ips.slice(i, i + RESCORE_BATCH), this.deps.clock.now())) yield LOCKED_PAUSE_MS;
+        yield;
+      }
+    }
+    if (followed) this.onExternalChangesFollowed?.();
+    return followed;
   }
 
-  /** The texts of the candidates that have an `addresses` row; every address with a row is in the index. */
-  private withRow(candidates: readonly Ip[]): Set<string> {
-    const { index } = this.deps;
-    return this.rowsAmong(candidates.filter((ip) => index.slotOf(ip) !== NOT_FOUND).map((ip) => ip.text));
-  }
-
-  /**
-   * The index's own address entries inside the changed CIDRs, and the changed single addresses themselves (only
-   * those in the index when the index does not follow the listings: rescoring needs no others).
-   */
-  private addressesWithin(changed: readonly Cidr[]): Ip[] {
-    const { index } = this.deps;
-    const indexedOnly = this.deps.indexFollowsListings === false;
-    const out = new Map<string, Ip>();
-    for (const cidr of changed) {
-      const ip = cidr.network;
-      if (ip.version === 4) {
-        if (cidr.prefixLength === 32) {
-          if (!indexedOnly || index.slotOfV4(ip.value) !== NOT_FOUND) out.set(ip.text, ip);
+  /** Runs a change's steps at once in one transaction; refused beside a change in steps (it cannot wait). */
+  private atOnce<T>(steps: () => Steps<T>): T {
+    if (this.busy) throw new AppError("busy", "A feed change is under way: try again when it is done");
+    try {
+      return inTransaction(this.deps.store, () => {
+        // Inside this transaction no step waits for the lock: a pause asked would be a step that could not run.
+        const run = steps();
+        for (;;) {
+          const next = run.next();
+          if (next.done) return next.value;
+          if (typeof next.value === "number") throw busyError();
         }
-        else index.v4.walkSubtree(ip.value, cidr.prefixLength, (n, len) => void (len === 32 && out.set(formatIpv4(n), ipv4FromNumber(n))));
-      } else if (cidr.prefixLength === 128) {
-        if (!indexedOnly || index.slotOf(ip) !== NOT_FOUND) out.set(ip.text, ip);
-      } else {
-        index.v6.walkSubtree(ip.words, cidr.prefixLength, (words, len) => {
-          if (len !== 128) return;
-          const found = ipFromWords(words);
-          out.set(found.text, found);
-        });
-      }
-    }
-    return [...out.values()];
-  }
-
-  /**
-   * Brings the index in line after the listings changed: every listed network's record (a change to one changes
-   * those inside it), then the candidates: rescored ones from their rows, listed ones without a row from their
-   * listings, others out. `rescored` is null after another process's change: candidates with a row are then left
-   * to the address change log, which brings that process's rescoring.
-   */
-  private applyToIndex(changed: readonly Cidr[], candidates: readonly Ip[], rescored: Map<string, { ip: Ip; record: AddressRecord | null }> | null, now: number): void {
-    const { index, listed, params } = this.deps;
-    // After another process's change, the candidates with a row are left to the address change log.
-    const leftToLog = rescored === null ? this.withRow(candidates) : null;
-    for (const cidr of changed) if (!isFullLength(cidr) && !listed.has(cidr)) index.removeNetwork(cidr);
-    // Entries listed by the same feeds share a record: computed once per set of feeds.
-    const byFeeds = new Map<string, AddressRecord | null>();
-    const recordOf = (key: Ip | Cidr) => {
-      const feeds = listed.feedsAround(key);
-      let record = byFeeds.get(feeds);
-      if (record === undefined) {
-        record = listingRecord(listed, key, now, params);
-        byFeeds.set(feeds, record);
-      }
-      return record;
-    };
-    if (changed.some((c) => !isFullLength(c))) {
-      for (const cidr of listed.cidrs()) {
-        if (isFullLength(cidr)) continue;
-        const record = recordOf(cidr);
-        if (record) index.upsertNetwork(cidr, record);
-      }
-    }
-    for (const ip of candidates) {
-      const done = rescored?.get(ip.text);
-      if (done) {
-        if (done.record) index.upsert(ip, done.record);
-        else index.remove(ip);
-        continue;
-      }
-      const inIndex = index.slotOf(ip) !== NOT_FOUND;
-      if (leftToLog?.has(ip.text)) continue;
-      if (!listed.listsAddress(ip)) {
-        if (inIndex) index.remove(ip);
-        continue;
-      }
-      const record = recordOf(ip);
-      if (record) index.upsertIfChanged(ip, record);
+      });
+    } catch (error) {
+      // The transaction rolled back what earlier steps had put in the listings: they follow the store again.
+      this.resync();
+      throw error;
     }
   }
-}
 
-function feedRowOf(name: string, options: FeedImportOptions, previous: FeedRow | null, now: number, entryCount: number, badLines: number) {
-  const source = options.source ?? { url: previous?.url ?? null, filePath: previous?.filePath ?? null, schedule: previous?.schedule ?? null };
-  return { name, category: options.category, severity: options.severity, entryCount, updatedAt: now, url: source.url, filePath: source.filePath, schedule: source.schedule, badLines };
+  /** Runs `steps` in turns once the changes queued before have ended; one at a time. */
+  private inTurnsQueued<T>(steps: () => Steps<T>): Promise<T> {
+    this.pending++;
+    const run = this.queue.then(async () => {
+      try {
+        const running = steps();
+        for (;;) {
+          const next = running.next();
+          if (next.done) return next.value;
+          await (typeof next.value === "number" ? Bun.sleep(next.value) : nextTurn());
+        }
+      } finally {
+        this.pending--;
+      }
+    });
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  /** After a failed change made at once: listings and index follow the store (at once: nothing else runs). */
+  private resync(): void {
+    this.followContext.storeVersion = "";
+    this.atOnceOutsideQueue(this.followThenRescore());
+  }
+
+  /** Runs steps to their end now, pausing (blocking) only when another process holds the lock. */
+  private atOnceOutsideQueue<T>(steps: Steps<T>): T {
+    for (;;) {
+      const next = steps.next();
+      if (next.done) return next.value;
+      if (typeof next.value === "number") Bun.sleepSync(next.value);
+    }
+  }
 }

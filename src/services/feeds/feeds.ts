@@ -7,7 +7,9 @@ import type { Clock } from "../../domain/clock";
 import { AppError } from "../../domain/errors";
 import { parseFeedName, parseFeedSeverity, parseFeedSource } from "../../domain/feeds";
 import type { Severity } from "../../domain/scoring";
-import type { FeedList } from "../../domain/feed-list";
+import { type FeedList, PARSE_STEP_LINES, parseFeedListInSteps } from "../../domain/feed-list";
+import { Pace } from "../../domain/pace";
+import { inTurns } from "../event-loop-turns";
 import type { FeedRow, FeedTables } from "../../store/feeds";
 import type { FeedImportOptions, FeedImportResult, FeedService } from "./feed-service";
 import { type RefreshOutcome, FeedRefresher } from "./feed-refresh";
@@ -63,12 +65,19 @@ export class Feeds {
     return this.deps.service;
   }
 
-  /** A one-off import under `name` (`import blocklist`, `POST /v1/admin/feeds/{name}`). */
+  /** A one-off import under `name`, made at once in one transaction (a command; tests): see importTextInTurns for a server. */
   importText(name: string, text: string, options: FeedImportOptions, onProgress?: (linesRead: number) => void): FeedImportResult {
     return this.deps.service.importText(parseFeedName(name), text, options, onProgress);
   }
 
-  /** A one-off import of a list already parsed (`import blocklist`, which lets the file's text go first). */
+  /** importText in steps between requests (`POST /v1/admin/feeds/{name}`): the parse, then the change (issue 29). */
+  async importTextInTurns(name: string, text: string, options: FeedImportOptions): Promise<FeedImportResult> {
+    const feed = parseFeedName(name);
+    const list = await inTurns(parseFeedListInSteps(text, new Pace(PARSE_STEP_LINES)));
+    return this.deps.service.importInTurns(feed, list, options);
+  }
+
+  /** A one-off import of a list already parsed, made at once in one transaction (a command; tests). */
   importList(name: string, list: FeedList, options: FeedImportOptions): FeedImportResult {
     return this.deps.service.importList(parseFeedName(name), list, options);
   }
@@ -105,8 +114,15 @@ export class Feeds {
     return row === null ? null : this.view(row);
   }
 
+  /** Removes a feed at once (a command; tests). */
   remove(name: string): void {
     this.deps.service.remove(name);
+    this.schedule.sync();
+  }
+
+  /** Removes a feed in steps between requests (the admin API and console). */
+  async removeInTurns(name: string): Promise<void> {
+    await this.deps.service.removeInTurns(name);
     this.schedule.sync();
   }
 
@@ -114,9 +130,9 @@ export class Feeds {
     return this.refresher.refresh(name);
   }
 
-  /** After another process changed feeds: listings, index and timers follow. */
-  followExternalChanges(): void {
-    this.deps.service.followExternalChanges();
+  /** After another process changed feeds: listings, index and timers follow, in steps; never rejects (logs). */
+  followExternalChanges(): Promise<void> {
+    return this.deps.service.followExternalChanges().catch((error) => console.error("following another process's feed change failed:", error));
   }
 
   private view(row: FeedRow): FeedView {

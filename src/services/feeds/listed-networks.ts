@@ -1,6 +1,7 @@
 // What the feeds list now, in memory (contract section 12): every listed network or address with the feeds that
 // list it, found through radix trees, so that "which listings are around this address" costs one tree walk.
-// A mirror of `feed_entries` and `feeds`: loaded from the store at start, changed only after the store was.
+// A mirror of `feed_entries` and `feeds`: loaded from the store at start, then changed a step at a time in the same
+// transactions as the store (listing-step.ts); each entry holds the version of each feed listing it.
 
 import type { Category } from "../../domain/categories";
 import type { Listing } from "../../domain/feeds";
@@ -16,10 +17,21 @@ export interface FeedSettings {
   updatedAt: number;
 }
 
-/** A network (or single address) and the names of the feeds listing it. */
+/**
+ * One feed's settings as its listings carry them. A change of settings (every import dates the feed anew) makes
+ * a new version, and a change moves the feed's entries to it a step at a time: between two steps each entry
+ * shows the listing of the version it holds, old or new, as the index record made from it does.
+ */
+export interface FeedVersion extends FeedSettings {
+  readonly name: string;
+  /** Tells versions apart in feedsAround's key. */
+  readonly id: number;
+}
+
+/** A network (or single address) and the versions of the feeds listing it, by feed name. */
 interface ListedEntry {
   cidr: Cidr;
-  feeds: string[];
+  feeds: FeedVersion[];
 }
 
 /** What the IP detail record shows of one listing: `networks[]`. */
@@ -33,22 +45,38 @@ export class ListedNetworks {
   private readonly tree = new IpRadixTree();
   private readonly entries: (ListedEntry | undefined)[] = [];
   private readonly freeIds: number[] = [];
-  private readonly idOf = new Map<string, number>();
-  readonly feeds = new Map<string, FeedSettings>();
+  /** Listed entries (the tree maps each CIDR to its slot: no map by text, whose rehash held a step 10s of ms). */
+  private count = 0;
+  /** Each feed's latest version: what the feed's row says and what its entries are moving to. */
+  readonly feeds = new Map<string, FeedVersion>();
+  private versions = 0;
 
   static load(feeds: readonly Pick<FeedRow, "name" | "category" | "severity" | "updatedAt">[], entries: Iterable<Pick<FeedEntryRow, "feedName" | "cidr">>): ListedNetworks {
     const listed = new ListedNetworks();
-    for (const f of feeds) listed.feeds.set(f.name, { category: f.category as Category, severity: f.severity as Severity, updatedAt: f.updatedAt });
+    for (const f of feeds) listed.newVersion(f.name, { category: f.category as Category, severity: f.severity as Severity, updatedAt: f.updatedAt });
     for (const row of entries) {
       const cidr = tryParseCidr(row.cidr);
-      if (typeof cidr !== "string" && listed.feeds.has(row.feedName)) listed.add(row.feedName, cidr);
+      const version = listed.feeds.get(row.feedName);
+      if (typeof cidr !== "string" && version) listed.list(version, cidr);
     }
     listed.tree.compact();
     return listed;
   }
 
   get size(): number {
-    return this.idOf.size;
+    return this.count;
+  }
+
+  /** Makes `settings` the feed's latest version (its entries keep theirs until moved with list()). */
+  newVersion(feed: string, settings: FeedSettings): FeedVersion {
+    const version: FeedVersion = { name: feed, category: settings.category, severity: settings.severity, updatedAt: settings.updatedAt, id: ++this.versions };
+    this.feeds.set(feed, version);
+    return version;
+  }
+
+  /** Forgets a feed's settings (its entries are unlisted first). */
+  forgetFeed(feed: string): void {
+    this.feeds.delete(feed);
   }
 
   /** Every listed network or address. */
@@ -59,45 +87,64 @@ export class ListedNetworks {
   /** The CIDRs a feed lists. */
   cidrsOf(feed: string): Cidr[] {
     const out: Cidr[] = [];
-    for (const e of this.entries) if (e && e.feeds.includes(feed)) out.push(e.cidr);
+    for (const e of this.entries) if (e && e.feeds.some((v) => v.name === feed)) out.push(e.cidr);
     return out;
   }
 
-  /** Makes the feed list exactly `cidrs` (distinct) or adds them; returns the CIDRs whose listings changed. */
-  setFeed(feed: string, settings: FeedSettings, cidrs: readonly Cidr[], replace: boolean): Cidr[] {
-    const before = this.feeds.get(feed);
-    this.feeds.set(feed, settings);
-    const dropped: Cidr[] = [];
-    if (replace) {
-      const wanted = new Set(cidrs.map((c) => c.text));
-      for (const cidr of this.cidrsOf(feed)) {
-        if (!wanted.has(cidr.text)) {
-          this.drop(feed, cidr);
-          dropped.push(cidr);
-        }
-      }
-    }
-    // New settings (severity, category, time: every import) change every listing of the feed.
-    if (!before || before.category !== settings.category || before.severity !== settings.severity || before.updatedAt !== settings.updatedAt) {
-      for (const cidr of cidrs) this.add(feed, cidr);
-      return [...dropped, ...this.cidrsOf(feed)];
-    }
-    const changed = dropped;
-    for (const cidr of cidrs) if (this.add(feed, cidr)) changed.push(cidr);
-    return changed;
+  /** Entry slots, for a walk in steps (slots freed during the walk read as undefined; new ones come at the end or in freed slots). */
+  get slots(): number {
+    return this.entries.length;
   }
 
-  /** Forgets a feed; returns the CIDRs it listed. */
-  removeFeed(feed: string): Cidr[] {
-    const gone = this.cidrsOf(feed);
-    for (const cidr of gone) this.drop(feed, cidr);
-    this.feeds.delete(feed);
-    return gone;
+  /** The entry in `slot`: its CIDR and the versions listing it; undefined for a free slot. */
+  entryAt(slot: number): { readonly cidr: Cidr; readonly feeds: readonly FeedVersion[] } | undefined {
+    return this.entries[slot];
+  }
+
+  /** The version of `feed` listing exactly `cidr`, if it does. */
+  versionAt(feed: string, cidr: Cidr): FeedVersion | undefined {
+    const id = this.tree.get(cidr);
+    return id === NOT_FOUND ? undefined : (this.entries[id] as ListedEntry).feeds.find((v) => v.name === feed);
+  }
+
+  /** Lists `cidr` under `version` (its feed's older version there, if any, gives way). */
+  list(version: FeedVersion, cidr: Cidr): void {
+    let id = this.tree.get(cidr);
+    if (id === NOT_FOUND) {
+      id = this.freeIds.pop() ?? this.entries.length;
+      this.entries[id] = { cidr, feeds: [version] };
+      this.tree.set(cidr, id);
+      this.count++;
+      return;
+    }
+    const entry = this.entries[id] as ListedEntry;
+    const at = entry.feeds.findIndex((v) => v.name === version.name);
+    if (at >= 0) entry.feeds[at] = version;
+    else {
+      entry.feeds.push(version);
+      entry.feeds.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    }
+  }
+
+  /** Stops `feed` listing `cidr`; false when it did not. */
+  unlist(feed: string, cidr: Cidr): boolean {
+    const id = this.tree.get(cidr);
+    if (id === NOT_FOUND) return false;
+    const entry = this.entries[id] as ListedEntry;
+    const left = entry.feeds.filter((v) => v.name !== feed);
+    if (left.length === entry.feeds.length) return false;
+    entry.feeds = left;
+    if (left.length > 0) return true;
+    this.tree.delete(cidr);
+    this.count--;
+    this.entries[id] = undefined;
+    this.freeIds.push(id);
+    return true;
   }
 
   /** Whether anything is listed at exactly this CIDR. */
   has(cidr: Cidr): boolean {
-    return this.idOf.has(cidr.text);
+    return this.tree.get(cidr) !== NOT_FOUND;
   }
 
   /** Whether this single address is listed (as a /32 or /128) by some feed: a tree lookup, no string built. */
@@ -107,32 +154,32 @@ export class ListedNetworks {
 
   /** The listings of every entry containing `key` (an address, or a network: entries at least as wide), widest first. */
   listingsAround(key: Ip | Cidr): Listing[] {
-    if (this.idOf.size === 0) return [];
+    if (this.count === 0) return [];
     const out: Listing[] = [];
     for (const id of this.enclosingIds(key)) {
       const entry = this.entries[id] as ListedEntry;
-      for (const feed of entry.feeds) {
-        const s = this.feeds.get(feed) as FeedSettings;
-        out.push({ feed, category: s.category, severity: s.severity, listedAtMs: s.updatedAt });
-      }
+      for (const v of entry.feeds) out.push({ feed: v.name, category: v.category, severity: v.severity, listedAtMs: v.updatedAt });
     }
     return out;
   }
 
-  /** The names of the feeds listing something around `key`, as one string: equal strings, equal listings. */
+  /** The versions of the feeds listing something around `key`, as one string: equal strings, equal listings. */
   feedsAround(key: Ip | Cidr): string {
     let out = "";
-    for (const id of this.enclosingIds(key)) out += `${(this.entries[id] as ListedEntry).feeds.join(",")};`;
+    for (const id of this.enclosingIds(key)) {
+      for (const v of (this.entries[id] as ListedEntry).feeds) out += `${v.id},`;
+      out += ";";
+    }
     return out;
   }
 
   /** `networks[]` of the detail record of `ip`: each listing around it, widest network first. */
   networksAround(ip: Ip): NetworkView[] {
-    if (this.idOf.size === 0) return [];
+    if (this.count === 0) return [];
     const out: NetworkView[] = [];
     for (const id of this.enclosingIds(ip)) {
       const entry = this.entries[id] as ListedEntry;
-      for (const feed of entry.feeds) out.push({ cidr: entry.cidr.text, source: feed, category: (this.feeds.get(feed) as FeedSettings).category });
+      for (const v of entry.feeds) out.push({ cidr: entry.cidr.text, source: v.name, category: v.category });
     }
     return out;
   }
@@ -146,33 +193,5 @@ export class ListedNetworks {
       return out;
     }
     return this.tree.enclosingValues(key);
-  }
-
-  private add(feed: string, cidr: Cidr): boolean {
-    let id = this.idOf.get(cidr.text);
-    if (id === undefined) {
-      id = this.freeIds.pop() ?? this.entries.length;
-      this.entries[id] = { cidr, feeds: [feed] };
-      this.idOf.set(cidr.text, id);
-      this.tree.set(cidr, id);
-      return true;
-    }
-    const entry = this.entries[id] as ListedEntry;
-    if (entry.feeds.includes(feed)) return false;
-    entry.feeds.push(feed);
-    entry.feeds.sort();
-    return true;
-  }
-
-  private drop(feed: string, cidr: Cidr): void {
-    const id = this.idOf.get(cidr.text);
-    if (id === undefined) return;
-    const entry = this.entries[id] as ListedEntry;
-    entry.feeds = entry.feeds.filter((f) => f !== feed);
-    if (entry.feeds.length > 0) return;
-    this.tree.delete(cidr);
-    this.idOf.delete(cidr.text);
-    this.entries[id] = undefined;
-    this.freeIds.push(id);
   }
 }

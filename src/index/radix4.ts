@@ -203,8 +203,8 @@ export class RadixTree4 extends RadixTreeBase {
     return true;
   }
 
-  /** Rebuilds the tree over a root table four times bigger, so buckets stay shallow as the tree grows. */
-  private growRoot(): void {
+  /** Rebuilds the tree over the widest root table, so buckets stay shallow as the tree grows. */
+  protected growRoot(): void {
     const n = this.count;
     const keys = new Uint32Array(n);
     const lens = new Uint8Array(n);

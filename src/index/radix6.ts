@@ -197,7 +197,7 @@ export class RadixTree6 extends RadixTreeBase {
     return true;
   }
 
-  private growRoot(): void {
+  protected growRoot(): void {
     const n = this.count;
     const keys = new Uint32Array(n * 4);
     const lens = new Uint8Array(n);

@@ -223,7 +223,7 @@ export abstract class RadixTreeBase {
   }
 
   /** Reads what `serialize` wrote into `make({ rootBits, initialCapacity })`, a new empty tree of the subclass. */
-  protected static load<T extends RadixTreeBase>(buffer: Uint8Array, layout: RadixLayout, make: (options: RadixOptions) => T): T {
+  protected static load<T extends RadixTreeBase>(buffer: Uint8Array, layout: RadixLayout, make: (options: RadixOptions) => T, linksChecked = false): T {
     const { rootBits, header, arrays } = readTreeBuffer(buffer, layout.magic, layout.separateValues ? 3 : 2);
     const [count, top, fixedRoot] = header;
     const tree = make({ rootBits, initialCapacity: top });
@@ -236,7 +236,8 @@ export abstract class RadixTreeBase {
     if (layout.separateValues) tree.values.set(arrays[2]);
     tree.top = top;
     tree.count = count;
-    checkTreeLinks(tree.roots, tree.nodes, top, {
+    if (!linksChecked)
+      checkTreeLinks(tree.roots, tree.nodes, top, {
       stride: layout.stride,
       meta: layout.meta,
       left: layout.left,

@@ -250,8 +250,9 @@ export class RadixTree6 extends RadixTreeBase {
   // -------------------------------------------------------------------------------------------------------
   // Serialization (compaction and the writing side are in radix-base.ts)
 
-  static deserialize(buffer: Uint8Array): RadixTree6 {
-    return RadixTreeBase.load(buffer, LAYOUT, (options) => new RadixTree6(options));
+  /** `linksChecked`: the same bytes were deserialized once already (another thread), so their links are not walked again. */
+  static deserialize(buffer: Uint8Array, options: { linksChecked?: boolean } = {}): RadixTree6 {
+    return RadixTreeBase.load(buffer, LAYOUT, (o) => new RadixTree6(o), options.linksChecked === true);
   }
 
   // -------------------------------------------------------------------------------------------------------

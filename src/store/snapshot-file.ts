@@ -7,6 +7,9 @@ import { existsSync, statSync } from "node:fs";
 import { AppError } from "../domain/errors";
 import { ADDRESS_ROW_COLUMNS, type AddressRow } from "./address-rows";
 
+/** How much of a snapshot file SQLite maps into memory (its blobs are read from the map). */
+const SNAPSHOT_MMAP_BYTES = 4 * 1024 ** 3;
+
 /** Opens a file as a snapshot (read-only), or fails saying why it is not one. */
 export function openSnapshotDatabase(file: string): Database {
   if (!existsSync(file)) throw new AppError("not_found", `${file} does not exist`);
@@ -14,6 +17,9 @@ export function openSnapshotDatabase(file: string): Database {
   let db: Database;
   try {
     db = new Database(file, { readonly: true });
+    // Blobs read through the memory map: 16 MiB of range tables took 235 ms through SQLite's page reads, 14 ms
+    // mapped (the pre-built index's blobs 244 and 84 ms). A snapshot file is never written once made.
+    db.exec(`PRAGMA mmap_size = ${SNAPSHOT_MMAP_BYTES}`);
     db.query("SELECT 1 FROM meta LIMIT 1").get();
   } catch (error) {
     throw new AppError("bad_request", `${file} is not an abuse-intel snapshot: ${(error as Error).message}`);
@@ -36,6 +42,30 @@ export interface IndexBlobRow {
 
 export function indexBlobRows(db: Database): IndexBlobRow[] {
   return db.query("SELECT name, type, bytes FROM index_data ORDER BY position").all() as IndexBlobRow[];
+}
+
+/** The same rows, a blob a step (the trees' blobs are tens of MiB at a million addresses). */
+export function* indexBlobRowsInSteps(db: Database): Generator<void, IndexBlobRow[]> {
+  const positions = db.query("SELECT position FROM index_data ORDER BY position").all() as { position: number }[];
+  const one = db.query("SELECT name, type, bytes FROM index_data WHERE position = ?");
+  const rows: IndexBlobRow[] = [];
+  for (const { position } of positions) {
+    rows.push(one.get(position) as IndexBlobRow);
+    yield;
+  }
+  return rows;
+}
+
+/** The range tables, a table a step. */
+export function* rangeTableRowsInSteps(db: Database): Generator<void, { name: string; bytes: Uint8Array }[]> {
+  const positions = db.query("SELECT position FROM range_tables ORDER BY position").all() as { position: number }[];
+  const one = db.query("SELECT name, bytes FROM range_tables WHERE position = ?");
+  const rows: { name: string; bytes: Uint8Array }[] = [];
+  for (const { position } of positions) {
+    rows.push(one.get(position) as { name: string; bytes: Uint8Array });
+    yield;
+  }
+  return rows;
 }
 
 export function rangeTableRows(db: Database): { name: string; bytes: Uint8Array }[] {

@@ -5,6 +5,8 @@
 // writing requests before they reach a route, see src/http/read-only.ts). API keys are the static ones given
 // with --api-key or ABUSE_INTEL_API_KEYS: a snapshot carries no accounts.
 
+import type { Enrichment } from "../services/enrichment/enrichment";
+import { readSnapshotBlobsInWorker } from "../services/snapshots/snapshot-blobs";
 import { Bouncers, type CursorKeeper } from "../services/bouncers/bouncers";
 import { createHash, randomBytes } from "node:crypto";
 import type { Config } from "../config";
@@ -16,9 +18,9 @@ import { Credentials, type CredentialsDeps } from "../services/accounts/credenti
 import type { Services } from "../services/services";
 import { type ForwardingGauges, Metrics } from "../services/metrics/metrics";
 import { BlocklistService } from "../services/blocklists/blocklist";
-import { openSnapshot, type OpenedSnapshot } from "../services/snapshots/sources";
+import { openSnapshotInSteps, type OpenedSnapshot } from "../services/snapshots/sources";
 import { ThreatService } from "../services/threats/threats";
-import { nextTurn } from "../services/event-loop-turns";
+import { inTurns, nextTurn } from "../services/event-loop-turns";
 
 /** Every static key authenticates as this: no account, so no daily budget to count against. */
 const STATIC_PRINCIPAL: Principal = Object.freeze({
@@ -101,6 +103,8 @@ export interface SnapshotServiceOptions {
   bouncerCursors?: CursorKeeper;
   /** An edge that takes reports: its forward queue, for /metrics. */
   forwarding?: ForwardingGauges;
+  /** The enrichment of the snapshot served until now: kept when the new one carries the same range tables. */
+  previousEnrichment?: Enrichment;
 }
 
 export interface SnapshotServices extends Services {
@@ -116,13 +120,15 @@ export async function createSnapshotServices(options: SnapshotServiceOptions): P
   if (keys.length === 0) {
     throw new AppError("bad_request", "serve --snapshot needs at least one API key: --api-key KEY (repeatable) or ABUSE_INTEL_API_KEYS=KEY1,KEY2");
   }
-  const snapshot = openSnapshot(config.snapshot, { mmdbPath: config.geoMmdb });
+  // An edge opens the next snapshot while it serves the last: a turn of the event loop between the pieces of the
+  // work (each blob and tree of the index, the listings, each range table, the rest) lets its requests through (issue 29).
+  // Its blobs (tens of MiB, which SQLite hands over slowly) are read on a worker thread when one can be started.
+  const blobs = (await readSnapshotBlobsInWorker(config.snapshot)) ?? undefined;
+  const snapshot = await inTurns(openSnapshotInSteps(config.snapshot, { mmdbPath: config.geoMmdb, sameTablesAs: options.previousEnrichment, blobs }));
   try {
-    // An edge opens the next snapshot while it serves the last: a turn of the event loop between the pieces of
-    // the work (the index and listings, the range tables, the rest) lets its requests through (issue 29).
     await nextTurn();
     // A server reads the range tables now rather than on its first lookup.
-    const enrichment = snapshot.enrichment();
+    const enrichment = await inTurns(snapshot.enrichmentInSteps());
     await nextTurn();
     // Listing reads the snapshot's `threats` table; detection (which needs reports) never runs here: there is
     // no scheduler, and ThreatService prepares its detection statements only on a first run.

@@ -90,7 +90,14 @@ export async function serveEdge(config: Config): Promise<number> {
       }
     },
     async onSnapshot(path) {
-      const next = await createSnapshotServices({ config: { ...config, snapshot: path }, clock: systemClock, bouncerCursors: cursors, forwarding: forwarding?.gauges });
+      const next = await createSnapshotServices({
+        config: { ...config, snapshot: path },
+        clock: systemClock,
+        bouncerCursors: cursors,
+        forwarding: forwarding?.gauges,
+        // The same range tables (the usual case): their merged geo table is not built again (50-250 ms whole).
+        previousEnrichment: current?.enrichment,
+      });
       // Built before the swap, so no lookup after it waits for the merged geo table; a turn between each piece of
       // the swap's work lets the requests of the snapshot still served through (issue 29).
       await nextTurn();

@@ -13,12 +13,44 @@ import { fastRoutes } from "./fast-routes";
 
 const INTERNAL_ERROR = () => new Response(JSON.stringify({ success: false, error: "Internal server error", code: "internal_error" }), { status: 500 });
 
+/**
+ * Admin requests that answer when their work is done (a job run, a feed added, refreshed, imported or removed): Bun.serve
+ * cuts a request off once nothing has been sent for its idle timeout (10 s), and a snapshot job at 1 M addresses
+ * takes longer. The idle timeout resets on every byte received anyway, so it is no defence against a slow
+ * client: these requests simply have none.
+ */
+const RUNS_UNTIL_DONE = /^\/(v1\/admin\/(jobs\/[^/]+\/run|feeds(\/[^/]+(\/refresh)?)?)|console\/admin\/(jobs\/run|feeds\/(refresh|remove)))\/?$/;
+
+/** Lifts the idle timeout of a request that runs until its work is done (RUNS_UNTIL_DONE). */
+function keepOpenUntilDone(request: Request, server: Server<undefined>): void {
+  // DELETE: a feed's removal runs in steps too (DELETE /v1/admin/feeds/{name}, or the name in the body).
+  if (request.method !== "POST" && request.method !== "DELETE") return;
+  const url = request.url;
+  const path = url.slice(url.indexOf("/", url.indexOf("//") + 2)).split("?")[0];
+  if (RUNS_UNTIL_DONE.test(path)) server.timeout(request, 0);
+}
+
 /** The routes and fallback handler that serve `services` through `app`. */
 export function handlerOptions(services: Services, app: App, extraRoutes: Record<string, (request: Request) => Response | Promise<Response>> = {}) {
+  const consolePages = consoleRoutes(services);
+  const consoleFallback = consolePages["/console/*"];
   return {
-    routes: { ...fastRoutes(services), ...crowdsecRoutes(services), [`${ABUSEIPDB_PREFIX}*`]: abuseIpdbRoutes(services), ...consoleRoutes(services), ...extraRoutes },
+    routes: {
+      ...fastRoutes(services),
+      ...crowdsecRoutes(services),
+      [`${ABUSEIPDB_PREFIX}*`]: abuseIpdbRoutes(services),
+      ...consolePages,
+      "/console/*": (request: Request, server: Server<undefined>) => {
+        keepOpenUntilDone(request, server);
+        return consoleFallback(request);
+      },
+      ...extraRoutes,
+    },
     // app.fetch, not app.handle: handle wraps every request in one more async function.
-    fetch: (request: Request) => app.fetch(request),
+    fetch: (request: Request, server: Server<undefined>) => {
+      keepOpenUntilDone(request, server);
+      return app.fetch(request);
+    },
     error: INTERNAL_ERROR,
   };
 }
@@ -29,16 +61,14 @@ export function listeningUrl(server: Pick<Server<undefined>, "hostname" | "port"
   return `http://${host.includes(":") ? `[${host}]` : host}:${server.port}`;
 }
 
-export function listen(services: Services, app: App, options: { hostname: string; port: number }): Server<undefined> {
-  const server = Bun.serve({
+export function listen(services: Services, app: App, options: { hostname: string; port: number; idleTimeoutSeconds?: number }): Server<undefined> {
+  return Bun.serve({
     hostname: options.hostname,
     port: options.port,
+    // Bun's default (10 s) unless a test asks for a shorter one.
+    ...(options.idleTimeoutSeconds === undefined ? {} : { idleTimeout: options.idleTimeoutSeconds }),
     ...handlerOptions(services, app),
     // Our own body reader enforces per-route limits; this only stops absurd uploads early.
     maxRequestBodySize: 128 * 1024 * 1024,
   });
-  // Elysia's context.server is the app's: a route that outlives the idle timeout (a feed change in steps,
-  // routes/feeds.ts) lifts it for its own request through it.
-  (app as unknown as { server: Server<undefined> | null }).server = server;
-  return server;
 }

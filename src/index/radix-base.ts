@@ -25,11 +25,16 @@ export interface RadixLayout {
 }
 
 const AUTO_ROOT_BITS_MIN = 16;
-const AUTO_ROOT_BITS_MAX = 22;
+/** The one size an automatic root table grows to (16 MiB of Int32 heads). */
+export const AUTO_ROOT_BITS_MAX = 22;
 
-/** The size above which a root table of `rootBits` grows (four times, by two bits). */
+/**
+ * The size above which a root table of `rootBits` grows, straight to AUTO_ROOT_BITS_MAX: rebuilt at 2^15
+ * entries that takes a few milliseconds, where growing by two bits at a time rebuilt it again at 2^17 and 2^19
+ * entries, holding the event loop 45-190 ms at a million (issue 29).
+ */
 export function rootGrowthThreshold(rootBits: number): number {
-  return rootBits >= AUTO_ROOT_BITS_MAX ? Infinity : 2 ** (rootBits - 1);
+  return rootBits >= AUTO_ROOT_BITS_MAX ? Infinity : 2 ** (AUTO_ROOT_BITS_MIN - 1);
 }
 
 export abstract class RadixTreeBase {
@@ -96,6 +101,9 @@ export abstract class RadixTreeBase {
     else this.roots[~ref] = n;
   }
 
+  /** Rebuilds the tree over the widest root table (AUTO_ROOT_BITS_MAX), its entries put back. */
+  protected abstract growRoot(): void;
+
   /** The number of a node to fill: a freed one, or a new one at the end (the arrays grow as needed). */
   protected allocNode(): number {
     const { stride, right } = this.layout;
@@ -120,11 +128,11 @@ export abstract class RadixTreeBase {
   }
 
   /**
-   * Empties the tree onto a root table two bits wider, sized for `entries`: the first half of growing the root
-   * table. The subclass, which walked its entries out before calling this, puts them back.
+   * Empties the tree onto the widest root table, sized for `entries`: the first half of growing the root table.
+   * The subclass, which walked its entries out before calling this, puts them back.
    */
   protected resetWiderRoot(entries: number): void {
-    this.bits += 2;
+    this.bits = AUTO_ROOT_BITS_MAX;
     this.shift = 32 - this.bits;
     this.shortSlot = 2 ** this.bits;
     this.growAt = rootGrowthThreshold(this.bits);
@@ -215,7 +223,7 @@ export abstract class RadixTreeBase {
   }
 
   /** Reads what `serialize` wrote into `make({ rootBits, initialCapacity })`, a new empty tree of the subclass. */
-  protected static load<T extends RadixTreeBase>(buffer: Uint8Array, layout: RadixLayout, make: (options: RadixOptions) => T): T {
+  protected static load<T extends RadixTreeBase>(buffer: Uint8Array, layout: RadixLayout, make: (options: RadixOptions) => T, linksChecked = false): T {
     const { rootBits, header, arrays } = readTreeBuffer(buffer, layout.magic, layout.separateValues ? 3 : 2);
     const [count, top, fixedRoot] = header;
     const tree = make({ rootBits, initialCapacity: top });
@@ -228,7 +236,8 @@ export abstract class RadixTreeBase {
     if (layout.separateValues) tree.values.set(arrays[2]);
     tree.top = top;
     tree.count = count;
-    checkTreeLinks(tree.roots, tree.nodes, top, {
+    if (!linksChecked)
+      checkTreeLinks(tree.roots, tree.nodes, top, {
       stride: layout.stride,
       meta: layout.meta,
       left: layout.left,
@@ -236,6 +245,8 @@ export abstract class RadixTreeBase {
       maxLength: layout.fullLength,
       leafHoldsValue: layout.separateValues,
     });
+    // A file written when the root grew by two bits at a time: grown now, while loading, not at a later insert.
+    if (tree.count > tree.growAt) tree.growRoot();
     return tree;
   }
 }

@@ -203,8 +203,8 @@ export class RadixTree4 extends RadixTreeBase {
     return true;
   }
 
-  /** Rebuilds the tree over a root table four times bigger, so buckets stay shallow as the tree grows. */
-  private growRoot(): void {
+  /** Rebuilds the tree over the widest root table, so buckets stay shallow as the tree grows. */
+  protected growRoot(): void {
     const n = this.count;
     const keys = new Uint32Array(n);
     const lens = new Uint8Array(n);
@@ -261,8 +261,9 @@ export class RadixTree4 extends RadixTreeBase {
   // -------------------------------------------------------------------------------------------------------
   // Serialization (compaction and the writing side are in radix-base.ts)
 
-  static deserialize(buffer: Uint8Array): RadixTree4 {
-    return RadixTreeBase.load(buffer, LAYOUT, (options) => new RadixTree4(options));
+  /** `linksChecked`: the same bytes were deserialized once already (another thread), so their links are not walked again. */
+  static deserialize(buffer: Uint8Array, options: { linksChecked?: boolean } = {}): RadixTree4 {
+    return RadixTreeBase.load(buffer, LAYOUT, (o) => new RadixTree4(o), options.linksChecked === true);
   }
 
   // -------------------------------------------------------------------------------------------------------

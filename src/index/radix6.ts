@@ -197,7 +197,7 @@ export class RadixTree6 extends RadixTreeBase {
     return true;
   }
 
-  private growRoot(): void {
+  protected growRoot(): void {
     const n = this.count;
     const keys = new Uint32Array(n * 4);
     const lens = new Uint8Array(n);
@@ -250,8 +250,9 @@ export class RadixTree6 extends RadixTreeBase {
   // -------------------------------------------------------------------------------------------------------
   // Serialization (compaction and the writing side are in radix-base.ts)
 
-  static deserialize(buffer: Uint8Array): RadixTree6 {
-    return RadixTreeBase.load(buffer, LAYOUT, (options) => new RadixTree6(options));
+  /** `linksChecked`: the same bytes were deserialized once already (another thread), so their links are not walked again. */
+  static deserialize(buffer: Uint8Array, options: { linksChecked?: boolean } = {}): RadixTree6 {
+    return RadixTreeBase.load(buffer, LAYOUT, (o) => new RadixTree6(o), options.linksChecked === true);
   }
 
   // -------------------------------------------------------------------------------------------------------

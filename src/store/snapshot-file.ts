@@ -38,6 +38,30 @@ export function indexBlobRows(db: Database): IndexBlobRow[] {
   return db.query("SELECT name, type, bytes FROM index_data ORDER BY position").all() as IndexBlobRow[];
 }
 
+/** The same rows, a blob a step (the trees' blobs are tens of MiB at a million addresses). */
+export function* indexBlobRowsInSteps(db: Database): Generator<void, IndexBlobRow[]> {
+  const positions = db.query("SELECT position FROM index_data ORDER BY position").all() as { position: number }[];
+  const one = db.query("SELECT name, type, bytes FROM index_data WHERE position = ?");
+  const rows: IndexBlobRow[] = [];
+  for (const { position } of positions) {
+    rows.push(one.get(position) as IndexBlobRow);
+    yield;
+  }
+  return rows;
+}
+
+/** The range tables, a table a step. */
+export function* rangeTableRowsInSteps(db: Database): Generator<void, { name: string; bytes: Uint8Array }[]> {
+  const positions = db.query("SELECT position FROM range_tables ORDER BY position").all() as { position: number }[];
+  const one = db.query("SELECT name, bytes FROM range_tables WHERE position = ?");
+  const rows: { name: string; bytes: Uint8Array }[] = [];
+  for (const { position } of positions) {
+    rows.push(one.get(position) as { name: string; bytes: Uint8Array });
+    yield;
+  }
+  return rows;
+}
+
 export function rangeTableRows(db: Database): { name: string; bytes: Uint8Array }[] {
   return db.query("SELECT name, bytes FROM range_tables ORDER BY position").all() as { name: string; bytes: Uint8Array }[];
 }

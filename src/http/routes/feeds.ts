@@ -1,7 +1,6 @@
 // Feeds for admins (contract section 12): a one-off import of a list sent as text/plain under a feed's name,
 // and scheduled feeds refreshed from a URL or a file (add, list, show, refresh now, remove).
 
-import type { Server } from "bun";
 import { Elysia } from "elysia";
 import { parseCategory } from "../../domain/categories";
 import { AppError, notFound, validationFailed } from "../../domain/errors";
@@ -16,17 +15,10 @@ function parseReplace(value: unknown): boolean {
   throw validationFailed([{ field: "replace", message: "replace is true or false" }]);
 }
 
-/**
- * A feed change runs in steps between other requests and can take longer than the listener's idle timeout (10 s)
- * for a large list: its request keeps its connection until the answer, which comes after the last step's commit.
- */
-const untilAnswered = ({ server, request }: { server: Server<unknown> | null; request: Request }) => server?.timeout(request, 0);
-
 export function feedRoutes(services: Services, auth: AuthPlugin) {
   const { feeds } = services;
-  const removeOrThrow = async (name: string, context: Parameters<typeof untilAnswered>[0]) => {
+  const removeOrThrow = async (name: string) => {
     if (feeds.get(name) === null) throw notFound(`No feed named ${name}`);
-    untilAnswered(context);
     await feeds.removeInTurns(name);
     return { success: true, data: { removed: name } };
   };
@@ -35,9 +27,8 @@ export function feedRoutes(services: Services, auth: AuthPlugin) {
     .get("/v1/admin/feeds", () => ({ success: true, data: feeds.list() }), { auth: "admin" })
     .post(
       "/v1/admin/feeds",
-      async ({ body, set, server, request }) => {
+      async ({ body, set }) => {
         if (typeof body !== "object" || body === null || Array.isArray(body)) throw new AppError("bad_request", "The body must be a JSON object");
-        untilAnswered({ server, request });
         const result = await feeds.add(parseFeedDefinition(body as Record<string, unknown>));
         set.status = 201;
         return { success: true, data: result };
@@ -46,9 +37,9 @@ export function feedRoutes(services: Services, auth: AuthPlugin) {
     )
     .delete(
       "/v1/admin/feeds",
-      ({ body, query, server, request }) => {
+      ({ body, query }) => {
         const name = (body as { name?: unknown } | undefined)?.name ?? query.name;
-        return removeOrThrow(parseFeedName(name), { server, request });
+        return removeOrThrow(parseFeedName(name));
       },
       { auth: "admin" },
     )
@@ -63,7 +54,7 @@ export function feedRoutes(services: Services, auth: AuthPlugin) {
     )
     .post(
       "/v1/admin/feeds/:name",
-      async ({ params, query, body, server, request }) => {
+      async ({ params, query, body }) => {
         const name = parseFeedName(params.name);
         const category = parseCategory(query.category);
         const severity = parseFeedSeverity(query.severity);
@@ -71,21 +62,19 @@ export function feedRoutes(services: Services, auth: AuthPlugin) {
         if (typeof body !== "string" || body.length === 0) throw new AppError("bad_request", "Send the list as a text/plain body: one address or CIDR a line");
         const existing = feeds.get(name);
         if (existing !== null && existing.source !== null) throw new AppError("bad_request", `${name} is a scheduled feed: it is refreshed from its own source`);
-        untilAnswered({ server, request });
         return { success: true, data: await feeds.importTextInTurns(name, body, { category, severity, replace }) };
       },
       { auth: "admin" },
     )
     .post(
       "/v1/admin/feeds/:name/refresh",
-      async ({ params, server, request }) => {
+      async ({ params }) => {
         const feed = feeds.get(params.name);
         if (feed === null) throw notFound(`No feed named ${params.name}`);
         if (feed.source === null) throw new AppError("bad_request", `${params.name} is a one-off import: it has no source to refresh from`);
-        untilAnswered({ server, request });
         return { success: true, data: await feeds.refresh(params.name) };
       },
       { auth: "admin" },
     )
-    .delete("/v1/admin/feeds/:name", ({ params, server, request }) => removeOrThrow(params.name, { server, request }), { auth: "admin" });
+    .delete("/v1/admin/feeds/:name", ({ params }) => removeOrThrow(params.name), { auth: "admin" });
 }

@@ -3,50 +3,26 @@
 //
 // An export runs on a connection of its own to the new file, with the store ATTACHed to it (and only read): its
 // one transaction is the one read transaction of the store, so while the server keeps writing (WAL) the export
-// sees one consistent moment. Rows are copied by SQLite in batches, yielding to the event loop between them so a
-// server running the daily job keeps answering. The file is written under a temporary name next to `out` and
-// renamed when complete. It never holds users, passwords, API keys, webhooks, emails, report texts, allowlist
+// sees one consistent moment (write-snapshot.ts). The server's daily job writes it on a worker thread
+// (export-in-worker.ts); `snapshot export` on its own thread. The file is written under a temporary name next to
+// `out` and renamed when complete. It never holds users, passwords, API keys, webhooks, emails, report texts, allowlist
 // notes or reporter ids: it is built table by table from the columns named here, never copied whole.
 
 import type { Database } from "bun:sqlite";
 import { randomBytes, type KeyObject } from "node:crypto";
-import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync, statSync } from "node:fs";
+import { existsSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { AppError } from "../../domain/errors";
-import { parseIp } from "../../domain/ip";
-import {
-  DEFAULT_SCORING_PARAMETERS,
-  retentionCutoffMs,
-  scoreReports,
-  type ScoredReport,
-  type ScoringParameters,
-} from "../../domain/scoring";
-import { ReputationIndex } from "../../index/reputation-index";
+import { DEFAULT_SCORING_PARAMETERS, type ScoringParameters } from "../../domain/scoring";
 import type { Store } from "../../store/database";
-import { VERSION } from "../../version";
 import { type Enrichment, openEnrichment } from "../enrichment/enrichment";
 import type { Services } from "../../services/services";
-import { contentHash, contentHashInSteps, HASH_STEP_ROWS, META, readMeta, SNAPSHOT_FORMAT_VERSION } from "../../store/snapshot-format";
-import { indexBlobs, indexLayout } from "./index-blobs";
-import { scoredReportOf } from "../reports/scorer";
-import { recordOfRow, type AddressRow } from "../../store/address-rows";
+import { contentHash, META, readMeta, SNAPSHOT_FORMAT_VERSION } from "../../store/snapshot-format";
 import { openSnapshotDatabase, snapshotIntegrityProblems } from "../../store/snapshot-file";
-import { BATCH_ROWS, CACHE_KIB, copyStoreToFile, INSTANCE_ID_KEY, instanceIdOf, SnapshotWriter } from "../../store/snapshot-writer";
-import { listingReports } from "../../domain/feeds";
-import { inTurns, nextTurn } from "../event-loop-turns";
-import { Pace } from "../../domain/pace";
-import { ListedNetworks } from "../feeds/listed-networks";
-import { putListingsInto } from "../feeds/listing-records";
-import {
-  generateKeyPair,
-  keyIdOf,
-  publicKeyOf,
-  readPrivateKey,
-  readPublicKey,
-  SIGNATURE_ALGORITHM,
-  signHash,
-  verifyHashSignature,
-} from "./signing";
+import { CACHE_KIB, copyStoreToFile, INSTANCE_ID_KEY, instanceIdOf } from "../../store/snapshot-writer";
+import { generateKeyPair, keyIdOf, readPrivateKey, readPublicKey, verifyHashSignature } from "./signing";
+import { type ExportResult, type SnapshotCounts, type SnapshotFileInput, writeSnapshotFile } from "./write-snapshot";
+import { writeSnapshotInWorker } from "./export-in-worker";
 
 export { generateKeyPair };
 
@@ -67,178 +43,45 @@ export interface ExportOptions {
   nowMs: number;
 }
 
-export interface SnapshotCounts {
-  addresses: number;
-  allowlist: number;
-  threats: number;
-  feeds: number;
-  networks: number;
-  rangeTables: number;
-}
+export type { ExportResult, SnapshotCounts };
 
-export interface ExportResult {
-  file: string;
-  bytes: number;
-  sha256: string;
-  createdAt: string;
-  sourceInstance: string;
-  signed: boolean;
-  keyId: string | null;
-  counts: SnapshotCounts;
-  durationMs: number;
-  /** Where the time went (ms): copying rows, building the index blobs, enrichment tables, the hash. */
-  phases: Record<"copy" | "index" | "tables" | "hash", number>;
-}
-
-
-export async function exportSnapshot(options: ExportOptions): Promise<ExportResult> {
-  const started = performance.now();
+/** What an export is written from: the store's file (an in-memory store copied to one first), and what only the caller holds. */
+function fileInput(options: ExportOptions, temporary: string): { input: SnapshotFileInput; copiedSource: string | null } {
   const { store, nowMs } = options;
   const scoring = options.services?.scoring ?? options.scoring ?? DEFAULT_SCORING_PARAMETERS;
-  const enrichment = options.services?.enrichment ?? options.enrichment ?? (await openEnrichment({}));
+  const enrichment = options.services?.enrichment ?? options.enrichment!;
   const signKey = typeof options.signKey === "string" ? readPrivateKey(options.signKey) : (options.signKey ?? null);
-  const keyId = signKey === null ? null : keyIdOf(publicKeyOf(signKey));
-  const sourceInstance = instanceIdOf(store);
-
-  const out = options.out;
-  if (!existsSync(dirname(out) || ".")) throw new AppError("bad_request", `the directory of ${out} does not exist`);
-  const temporary = join(dirname(out), `.${basename(out)}.${randomBytes(6).toString("hex")}.tmp`);
   // An in-memory store (tests) cannot be attached from another connection: it is copied to a file first.
   const memory = store.path === ":memory:" || store.path === "";
-  const source = memory ? `${temporary}.source` : store.path;
-  if (memory) copyStoreToFile(store, source);
+  const copiedSource = memory ? `${temporary}.source` : null;
+  if (copiedSource !== null) copyStoreToFile(store, copiedSource);
+  const rangeTables = enrichment.rangeTables().map((t) => ({ name: t.name, bytes: t.table.bytes }));
+  return {
+    input: { sourcePath: copiedSource ?? store.path, temporary, out: options.out, nowMs, scoring, rangeTables, signKey, sourceInstance: instanceIdOf(store) },
+    copiedSource,
+  };
+}
 
-  const writer = new SnapshotWriter(temporary, source);
-  let finished = false;
-  try {
-    writer.beginCopy();
-    const phases = { copy: 0, index: 0, tables: 0, hash: 0 };
-    let mark = performance.now();
-    const lap = () => {
-      const now = performance.now();
-      const ms = Math.round(now - mark);
-      mark = now;
-      return ms;
-    };
-    const counts = await copyContent(writer, scoring, nowMs, () => (phases.copy = lap()));
-    phases.index = lap();
-    writer.finishCopy();
-    phases.copy += lap();
-    await nextTurn();
-
-    const tables = enrichment.rangeTables();
-    // A table at a time with a turn between (16.6 MiB in all with the built-in data: one write held the loop).
-    for (let position = 0; position < tables.length; position++) {
-      writer.insertRangeTable(position, tables[position].name, tables[position].table.bytes);
-      await nextTurn();
-    }
-    counts.rangeTables = tables.length;
-
-    const createdAt = new Date(nowMs).toISOString();
-    const meta: [string, string][] = [
-      [META.formatVersion, String(SNAPSHOT_FORMAT_VERSION)],
-      [META.productVersion, VERSION],
-      [META.createdAt, createdAt],
-      [META.createdAtMs, String(nowMs)],
-      [META.sourceInstance, sourceInstance],
-      [META.addressCount, String(counts.addresses)],
-      [META.allowlistCount, String(counts.allowlist)],
-      [META.threatCount, String(counts.threats)],
-      [META.feedCount, String(counts.feeds)],
-      [META.networkCount, String(counts.networks)],
-      [META.rangeTableCount, String(counts.rangeTables)],
-      [META.scoring, JSON.stringify(scoring)],
-      [META.indexLayout, indexLayout()],
-    ];
-    if (keyId !== null) meta.push([META.signatureKeyId, keyId], [META.signatureAlgorithm, SIGNATURE_ALGORITHM]);
-    writer.insertMeta(meta);
-    phases.tables = lap();
-    await nextTurn();
-
-    const sha256 = await inTurns(contentHashInSteps(writer.db, new Pace(HASH_STEP_ROWS)));
-    writer.insertMeta(signKey === null ? [[META.contentSha256, sha256]] : [[META.contentSha256, sha256], [META.signature, signHash(sha256, signKey)]]);
-    writer.close();
-    phases.hash = lap();
-    const fd = openSync(temporary, "r");
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(temporary, out);
-    finished = true;
-    return {
-      file: out,
-      bytes: statSync(out).size,
-      sha256,
-      createdAt,
-      sourceInstance,
-      signed: signKey !== null,
-      keyId,
-      counts,
-      durationMs: Math.round(performance.now() - started),
-      phases,
-    };
-  } finally {
-    if (!finished) {
-      writer.abandon();
-      rmSync(temporary, { force: true });
-    }
-    if (memory) rmSync(source, { force: true });
-  }
+/** The temporary name next to `out` that an export writes before renaming. */
+function temporaryFor(out: string): string {
+  if (!existsSync(dirname(out) || ".")) throw new AppError("bad_request", `the directory of ${out} does not exist`);
+  return join(dirname(out), `.${basename(out)}.${randomBytes(6).toString("hex")}.tmp`);
 }
 
 /**
- * Copies, inside the open transaction, the addresses (in batches, yielding between them so a server keeps
- * answering), the allowlist, threats and feeds from `src` into the snapshot, then builds the index from the
- * copied rows. An address whose oldest counting report has passed retention at `nowMs` is rescored from its
- * reports here, as a lookup on the server would do at that moment (or dropped when nothing counts any more).
+ * Exports a snapshot on this thread (write-snapshot.ts), yielding to the event loop between batches: `snapshot
+ * export` and tests. `inWorker` writes it on a worker thread instead (a store on a file only; the server's job).
  */
-async function copyContent(writer: SnapshotWriter, scoring: ScoringParameters, nowMs: number, rowsCopied: () => void): Promise<SnapshotCounts> {
-  await writer.copyAddresses(nextTurn);
-  const { allowlist, threats, feeds, networks } = writer.copyTables();
-  const listings = writer.listings();
-  const listed = ListedNetworks.load(listings.feeds, listings.entries);
-
-  const cutoff = retentionCutoffMs(nowMs, scoring);
-  const expired = writer.addressesFirstSeenBefore(cutoff);
-  if (expired.length > 0) {
-    const { countingReports, update, remove } = writer.rescorer();
-    for (const row of expired) {
-      const r = rescoreAt([...countingReports.all(row.ip, cutoff).map(scoredReportOf), ...listingReports(listed.listingsAround(parseIp(row.ip)))], row, nowMs, scoring);
-      if (r === null) remove.run(row.ip);
-      else update.run(r.score, r.total, r.verified, r.mask, r.lastCategory, r.firstSeen, r.lastSeen, r.scoredAt, r.ip);
-    }
+export async function exportSnapshot(options: ExportOptions & { inWorker?: boolean }): Promise<ExportResult> {
+  const temporary = temporaryFor(options.out);
+  const enrichment = options.services?.enrichment ?? options.enrichment ?? (await openEnrichment({}));
+  const { input, copiedSource } = fileInput({ ...options, enrichment }, temporary);
+  try {
+    return options.inWorker === true && copiedSource === null ? await writeSnapshotInWorker(input) : await writeSnapshotFile(input);
+  } finally {
+    rmSync(temporary, { force: true });
+    if (copiedSource !== null) rmSync(copiedSource, { force: true });
   }
-
-  rowsCopied();
-  const index = new ReputationIndex(scoring.riskThresholds);
-  let addresses = 0;
-  for (const row of writer.addressRows()) {
-    index.upsert(parseIp(row.ip), recordOfRow(row));
-    if (++addresses % BATCH_ROWS === 0) await nextTurn();
-  }
-  // Listed networks, and listed addresses nobody reported, answer offline as they do on the server.
-  putListingsInto(index, listed, nowMs, scoring, writer.rowsAmong());
-  writer.insertIndexBlobs(indexBlobs(index));
-  return { addresses, allowlist, threats, feeds, networks, rangeTables: 0 };
-}
-
-/** The row as scoring gives it at `nowMs` from its counting reports; null when none counts any more. */
-function rescoreAt(reports: ScoredReport[], row: AddressRow, nowMs: number, scoring: ScoringParameters): (AddressRow & { scoredAt: number }) | null {
-  const score = scoreReports(reports, nowMs, scoring);
-  if (score.totalReports === 0) return null;
-  return {
-    ...row,
-    score: score.reputationScore,
-    total: score.totalReports,
-    verified: score.verifiedReports,
-    mask: score.categoriesMask,
-    lastCategory: score.lastCategory,
-    firstSeen: score.firstSeenMs,
-    lastSeen: score.lastSeenMs,
-    scoredAt: nowMs,
-  };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -251,7 +94,8 @@ export function snapshotExporter(
 ): (outPath: string) => Promise<ExportResult> {
   // Read once, so a bad key file stops the server at start rather than the job at 03:00.
   const key = signKey === null ? null : readPrivateKey(signKey);
-  return (outPath) => exportSnapshot({ store: services.store, services, out: outPath, nowMs: services.clock.now(), signKey: key ?? undefined });
+  // On a worker thread: at 1 M addresses an export on the server's thread held it up to 2.4 s at a time (issue 29).
+  return (outPath) => exportSnapshot({ store: services.store, services, out: outPath, nowMs: services.clock.now(), signKey: key ?? undefined, inWorker: true });
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import { CARRIED_COLUMNS, carriedColumnLayout, ReputationIndex, type CarriedColu
 import { ADDRESS_ROW_COLUMNS, recordOfRow, type AddressRow } from "../../store/address-rows";
 import { RadixTree4 } from "../../index/radix4";
 import { RadixTree6 } from "../../index/radix6";
+import { allAtOnce } from "../../domain/steps";
 
 type ColumnConstructor = { new (buffer: ArrayBufferLike, offset: number, length: number): ColumnArray; BYTES_PER_ELEMENT: number };
 
@@ -55,6 +56,11 @@ function columnOver(ctor: ColumnConstructor, bytes: Uint8Array): ColumnArray {
  * from the rows). Throws on a damaged tree buffer or columns of the wrong size.
  */
 export function indexFromBlobs(blobs: readonly IndexBlob[], thresholds: RiskThresholds): ReputationIndex | null {
+  return allAtOnce(indexFromBlobsInSteps(blobs, thresholds));
+}
+
+/** The same, a tree a step (each is copied and its links checked: tens of MiB at a million addresses). */
+export function* indexFromBlobsInSteps(blobs: readonly IndexBlob[], thresholds: RiskThresholds, options: { linksChecked?: boolean; networkCount?: number } = {}): Generator<void, ReputationIndex | null> {
   const byName = new Map(blobs.map((b) => [b.name, b]));
   const probe = new ReputationIndex(undefined, 0).toParts().columns;
   const columns = {} as Record<CarriedColumn, ColumnArray>;
@@ -69,7 +75,13 @@ export function indexFromBlobs(blobs: readonly IndexBlob[], thresholds: RiskThre
   if (v4?.type !== "radix4" || v6?.type !== "radix6") return null;
   // Slots are the addresses and the listed networks: as many as each column holds (fromParts checks the trees agree).
   const slots = columns.score.length;
-  return ReputationIndex.fromParts({ v4: RadixTree4.deserialize(v4.bytes), v6: RadixTree6.deserialize(v6.bytes), slots, columns }, thresholds);
+  const v4Tree = RadixTree4.deserialize(v4.bytes, options);
+  yield;
+  const v6Tree = RadixTree6.deserialize(v6.bytes, options);
+  yield;
+  const parts = { v4: v4Tree, v6: v6Tree, slots, columns };
+  // Counted by walking both trees unless known (the blob reader's thread counted them).
+  return ReputationIndex.fromParts(options.networkCount === undefined ? parts : { ...parts, freeSlots: new Int32Array(0), networkCount: options.networkCount }, thresholds);
 }
 
 /**

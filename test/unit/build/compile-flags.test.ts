@@ -26,10 +26,15 @@ describe("build/build.ts compile arguments", () => {
     },
   );
 
-  test("compile src/main.ts, the one command-line entry, first; then the import's worker scripts", () => {
+  test("compile src/main.ts, the one command-line entry, first; then the worker scripts (the import's, the snapshots')", () => {
     const entries = args.filter((a) => a.endsWith(".ts"));
     expect(entries[0]).toMatch(/\/src\/main\.ts$/);
-    expect(entries.slice(1).map((e) => e.slice(e.indexOf("/src/") + 1))).toEqual(["src/services/reports/parse-worker.ts", "src/services/reports/score-worker.ts"]);
+    expect(entries.slice(1).map((e) => e.slice(e.indexOf("/src/") + 1))).toEqual([
+      "src/services/reports/parse-worker.ts",
+      "src/services/reports/score-worker.ts",
+      "src/services/snapshots/export-worker.ts",
+      "src/services/snapshots/blob-reader-worker.ts",
+    ]);
     expect(args.slice(-entries.length)).toEqual(entries);
     expect(args[0]).toBe("build");
   });

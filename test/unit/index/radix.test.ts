@@ -277,11 +277,73 @@ describe.each([IPV4, IPV6] as Family<unknown>[])("$name radix tree against a ref
     expect(tree.rootBits).toBe(16);
     const keys = family.spread(rng(3), 40000);
     keys.forEach((k, i) => tree.set(k, family.full, i));
-    expect(tree.rootBits).toBe(18);
+    expect(tree.rootBits).toBe(22);
     keys.forEach((k, i) => expect(tree.get(k)).toBe(i));
     const round = family.deserialize(tree.serialize());
-    expect(round.rootBits).toBe(18);
+    expect(round.rootBits).toBe(22);
     expect(round.size).toBe(40000);
+  });
+
+  test("grown past 2^15 entries, straight to the widest root, it answers every lookup and walk as before", () => {
+    const r = rng(11);
+    const tree = family.make();
+    const ref = new Reference(family);
+    const put = (k: unknown, l: number, v: number) => {
+      tree.set(k, l, v);
+      ref.set(k, l, v);
+    };
+    // Nested prefixes of every length (the short trie too), then addresses across the threshold of 2^15.
+    for (let i = 0; i < 3000; i++) put(...family.randomPrefix(r), i);
+    const spread = family.spread(r, 2 ** 15 + 2000 - ref.map.size);
+    let grewAt = -1;
+    spread.forEach((k, i) => {
+      put(k, family.full, 10_000 + i);
+      if (grewAt < 0 && tree.rootBits !== 16) grewAt = tree.size;
+    });
+    expect(grewAt).toBe(2 ** 15 + 1);
+    expect(tree.rootBits).toBe(22);
+    // Changes after the growth: deletes and more nested prefixes.
+    for (let i = 0; i < 2000; i++) {
+      const [n, l] = family.randomPrefix(r);
+      if (i % 3 === 0) expect(tree.delete(n, l)).toBe(ref.delete(n, l));
+      else put(n, l, 50_000 + i);
+    }
+    expect(tree.size).toBe(ref.map.size);
+    for (const [h, l, v] of ref.sorted()) expect(tree.getPrefix(parseHex(family, h), l)).toBe(v);
+    for (let i = 0; i < 3000; i++) {
+      const probe = family.near(i % 2 === 0 ? family.randomPrefix(r)[0] : spread[i % spread.length], r);
+      const expected = ref.enclosing(probe);
+      expect(tree.enclosing(probe).map((e) => [family.hex(e.network), e.prefixLength, e.value])).toEqual(expected);
+      expect(tree.longestMatch(probe)).toBe(expected.length ? expected[expected.length - 1][2] : NOT_FOUND);
+    }
+    const all = ref.sorted();
+    expect(collect(family, tree)).toEqual(all);
+    // Subtree walks, shorter and longer than the root's 22 bits.
+    for (let i = 0; i < 40; i++) {
+      const [n, l] = family.randomPrefix(r);
+      const inside = all.filter(([h, hl]) => hl >= l && family.hex(family.mask(parseHex(family, h), l)) === family.hex(n));
+      expect(collect(family, tree, n, l)).toEqual(inside);
+    }
+    const round = family.deserialize(tree.serialize());
+    expect(round.rootBits).toBe(22);
+    expect(collect(family, round)).toEqual(all);
+  });
+
+  test("a file of a root grown by two bits at a time is grown to the widest root as it is read", () => {
+    const tree = family.make({ rootBits: 18 });
+    const keys = family.spread(rng(5), 2 ** 15 + 100);
+    keys.forEach((k, i) => tree.set(k, family.full, i));
+    const buffer = tree.serialize();
+    // Header words: magic, version, rootBits, header length, count, top, fixedRoot; a root fixed at 18 written
+    // as an automatic one, as files were when the root grew from 16 to 18, 20 and 22 bits.
+    const words = new Int32Array(buffer.buffer, buffer.byteOffset, buffer.byteLength / 4);
+    expect([words[2], words[6]]).toEqual([18, 1]);
+    words[6] = 0;
+    const read = family.deserialize(buffer);
+    expect(read.rootBits).toBe(22);
+    expect(read.size).toBe(keys.length);
+    keys.forEach((k, i) => expect(read.get(k)).toBe(i));
+    expect(collect(family, read).length).toBe(keys.length);
   });
 });
 

@@ -1,0 +1,37 @@
+// A snapshot written on a worker thread (export-worker.ts) while the server's event loop goes on answering: the
+// server's `snapshot` job. The server hands the worker what only it holds (the enrichment's range tables, copied
+// a table a turn; the signing key as its PKCS#8 bytes) and waits for the result.
+
+import type { KeyObject } from "node:crypto";
+import { AppError, type ErrorCode } from "../../domain/errors";
+import { nextTurn } from "../event-loop-turns";
+import { startOrderedWorker } from "../reports/ordered-worker";
+import { workerSpecifier } from "../worker-module";
+import type { ExportResult, SnapshotFileInput } from "./write-snapshot";
+
+export type ExportRequest = Omit<SnapshotFileInput, "signKey"> & { signKeyDer: Uint8Array | null };
+export type ExportReply = { kind: "done"; result: ExportResult } | { kind: "error"; code: ErrorCode | null; message: string };
+
+/** How long the worker may take to load (a loaded machine, a cold executable). */
+const READY_TIMEOUT_MS = 60_000;
+
+/** Writes the snapshot of `input` on a worker thread; resolves with what writeSnapshotFile gives. */
+export async function writeSnapshotInWorker(input: SnapshotFileInput): Promise<ExportResult> {
+  const worker = startOrderedWorker<ExportRequest, ExportReply>(workerSpecifier("snapshots/export-worker.ts"), "the snapshot's export worker failed");
+  try {
+    if (!(await worker.whenReady(READY_TIMEOUT_MS))) throw new Error(`the snapshot's export worker did not start within ${READY_TIMEOUT_MS / 1000} s`);
+    // Copies the worker owns (sent, not cloned): a table a turn, as the writer inserts them.
+    const rangeTables: { name: string; bytes: Uint8Array }[] = [];
+    for (const table of input.rangeTables) {
+      rangeTables.push({ name: table.name, bytes: table.bytes.slice() });
+      await nextTurn();
+    }
+    const signKeyDer = input.signKey === null ? null : new Uint8Array(input.signKey.export({ type: "pkcs8", format: "der" }));
+    const { signKey: _, ...rest } = input;
+    const reply = await worker.request({ ...rest, rangeTables, signKeyDer }, rangeTables.map((t) => t.bytes.buffer as ArrayBuffer));
+    if (reply.kind === "error") throw reply.code === null ? new Error(reply.message) : new AppError(reply.code, reply.message);
+    return reply.result;
+  } finally {
+    worker.close();
+  }
+}

@@ -24,4 +24,4 @@ test("GET /v1/snapshots/latest serves the snapshot made last, also within one se
   // Observed: 2026-11-21T03:00:00.000Z, the first file (abuse-intel-20261121T030000Z.sqlite sorts after
   // abuse-intel-20261121T030000400Z.sqlite).
   expect(res.headers.get("x-snapshot-created-at")).toBe("2026-11-21T03:00:00.400Z");
-}, 30_000);
+}, 120_000);

@@ -58,9 +58,9 @@ async function edgeOn(primary: ScriptedPrimary, name: string): Promise<EdgeProce
 }
 
 const serving = (edge: EdgeProcess, totalReports: number) =>
-  within(10_000, async () => ((await edge.reputation(IP)).totalReports === totalReports ? true : null));
+  within(60_000, async () => ((await edge.reputation(IP)).totalReports === totalReports ? true : null));
 const pullError = (edge: EdgeProcess, containing: string) =>
-  within(10_000, async () => ((await edge.readyz()).edge.lastPullError?.includes(containing) ? (await edge.readyz()).edge.lastPullError : null));
+  within(60_000, async () => ((await edge.readyz()).edge.lastPullError?.includes(containing) ? (await edge.readyz()).edge.lastPullError : null));
 const snapshotFiles = (edge: EdgeProcess) => readdirSync(join(edge.dataDir, "edge")).filter((n) => n.startsWith("current-")).sort();
 const fileNameOf = (snapshot: string) => `current-${etagOf(snapshot).slice(1, 17)}.sqlite`;
 
@@ -82,7 +82,7 @@ test("an edge never goes back to an older snapshot than the one it serves (rollb
   primary.answer = serveFile(newer);
   expect(await within(60_000, async () => ((await edge.readyz()).edge.lastPullError === null ? true : null))).toBe(true);
   expect(await edge.reputation(IP)).toEqual({ status: 200, totalReports: 2 });
-}, 120_000);
+}, 240_000);
 
 test("a validly signed snapshot that cannot be opened is refused and not kept; the edge restarts on the last good one", async () => {
   const primary = primaryServing(older);
@@ -99,10 +99,10 @@ test("a validly signed snapshot that cannot be opened is refused and not kept; t
   copyFileSync(damaged, left);
   utimesSync(left, new Date(), new Date(Date.now() + 60_000));
   const restarted = await edgeOn(primary, "cannot-open");
-  expect(await within(10_000, async () => ((await restarted.readyz()).status === 200 ? true : null))).toBe(true);
+  expect(await within(60_000, async () => ((await restarted.readyz()).status === 200 ? true : null))).toBe(true);
   expect({ exitCode: restarted.proc.exitCode, answer: await restarted.reputation(IP) }).toEqual({ exitCode: null, answer: { status: 200, totalReports: 1 } });
   expect(restarted.output()).toContain("verifies but cannot be served, removed");
-}, 120_000);
+}, 240_000);
 
 test("a snapshot that verifies but cannot be opened is downloaded once, not on every pull", async () => {
   const primary = primaryServing(older);
@@ -110,9 +110,9 @@ test("a snapshot that verifies but cannot be opened is downloaded once, not on e
   expect(await serving(edge, 1)).toBe(true);
   const from = primary.statuses.length;
   primary.answer = serveFile(damaged);
-  expect(await within(10_000, async () => (primary.statuses.length >= from + 3 ? true : null))).toBe(true);
+  expect(await within(60_000, async () => (primary.statuses.length >= from + 3 ? true : null))).toBe(true);
   expect(primary.statuses.slice(from).filter((s) => s === 200)).toHaveLength(1);
-}, 120_000);
+}, 240_000);
 
 test("one transfer damaged on the way does not keep the edge off that snapshot until the primary makes another", async () => {
   const good = serveFile(newer);
@@ -123,4 +123,4 @@ test("one transfer damaged on the way does not keep the edge off that snapshot u
   expect(await serving(edge, 2)).toBe(true);
   expect(primary.statuses.slice(0, 2)).toEqual([200, 200]);
   expect((await edge.readyz()).edge.lastPullError).toBeNull();
-}, 120_000);
+}, 240_000);

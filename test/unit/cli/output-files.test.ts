@@ -37,7 +37,7 @@ describe("snapshot export --out", () => {
     const { dataDir, env } = await dataDirWithAnAccount();
     expectRefused(await cli(["snapshot", "export", "--out", join(dataDir, "abuse-intel.db")], { env }), "the data directory's own database");
     expect(await emails(env)).toContain("keep@example.com");
-  }, 20_000);
+  }, 120_000);
 
   test("refuses SQLite's files beside it under another spelling, though they do not exist yet", async () => {
     const { dataDir, env } = await dataDirWithAnAccount();
@@ -47,7 +47,7 @@ describe("snapshot export --out", () => {
     expectRefused(await cli(["snapshot", "export", "--out", "abuse-intel.db-shm"], { env, cwd: dataDir }), "the data directory's own database");
     expect(existsSync(wal)).toBe(false);
     expect(await emails(env)).toContain("keep@example.com");
-  }, 20_000);
+  }, 120_000);
 
   test("replaces an earlier snapshot, and no other existing file", async () => {
     const { env } = await dataDirWithAnAccount();
@@ -59,14 +59,14 @@ describe("snapshot export --out", () => {
     const latest = join(tempDir("out"), "latest.sqlite");
     expect((await cli(["snapshot", "export", "--out", latest], { env })).code).toBe(0);
     expect((await cli(["snapshot", "export", "--out", latest], { env })).code).toBe(0);
-  }, 20_000);
+  }, 120_000);
 
   test("a directory, or a path under a missing one, is refused with one line", async () => {
     const { env } = await dataDirWithAnAccount();
     const out = tempDir("out");
     expectRefused(await cli(["snapshot", "export", "--out", out], { env }), "is a directory");
     expectRefused(await cli(["snapshot", "export", "--out", join(out, "missing", "s.sqlite")], { env }), "does not exist");
-  }, 20_000);
+  }, 120_000);
 });
 
 describe("backup --out", () => {
@@ -76,7 +76,7 @@ describe("backup --out", () => {
     expect(existsSync(wal)).toBe(false);
     expectRefused(await cli(["backup", "--out", wal], { env }), "the data directory's own database");
     expect(existsSync(wal)).toBe(false);
-  }, 20_000);
+  }, 120_000);
 });
 
 describe("snapshot keygen --out", () => {

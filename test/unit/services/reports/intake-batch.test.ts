@@ -176,9 +176,10 @@ describe("nudging the webhook dispatcher", () => {
     for (let i = 0; i < 20; i++) await f.reports.submit(a, reportInput(`10.8.0.${i + 1}`));
     expect(f.reports.stats.batches).toBe(20);
     expect(f.nudges.count).toBeGreaterThan(0);
-    // A timer may fire up to a millisecond early (whole-millisecond timers against a sub-millisecond clock), so
-    // the nudges are spaced by at least the interval less 2 ms: that bound, not a time limit, is asserted.
-    expect(f.nudges.count).toBeLessThanOrEqual(Math.floor((performance.now() - started) / (EVENT_NUDGE_INTERVAL_MS - 2)) + 1);
+    // A timer may fire early (whole-millisecond timers against a sub-millisecond clock; seen 2 ms and more on a
+    // loaded machine), so the bound asserted is half the interval: a nudge per batch (20 back to back, a few ms
+    // each) still breaks it, and no time limit is asserted.
+    expect(f.nudges.count).toBeLessThanOrEqual(Math.floor((performance.now() - started) / (EVENT_NUDGE_INTERVAL_MS / 2)) + 1);
   });
 
   test("a batch right after a nudge is nudged at the end of the interval: no batch waits for the dispatcher's timer", async () => {

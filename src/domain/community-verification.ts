@@ -41,32 +41,3 @@ export function verifiablePending(reports: readonly GroupReport[], since: number
   }
   return out;
 }
-
-/**
- * The reports of a group (in order of creation) that decide verifiablePending for a minimum of ≥ 2 reporters: of
- * each run of consecutive reports by one reporter its first and last, the first report dated at or after `since`,
- * and the pending reports within `windowMs` of another reporter's (the report before the run or the one after it).
- * verifiablePending gives the same set over these as over all:
- * - a span holding ≥ 2 reporters holds the first or the last report of each run it touches;
- * - a pending report farther than `windowMs` from every other reporter's is in no span of ≥ 2 reporters;
- * - a span starting at a dropped report is outdone by the one starting at the next kept report of its run (the
- *   same reporter, a later end, and between them no report it could verify).
- * What store/report-states.ts's groupReports keeps in SQL, so a flooded group's rows stay in SQLite.
- */
-export function reportsDecidingVerification<R extends GroupReport>(reports: readonly R[], since: number, windowMs: number): R[] {
-  const out: R[] = [];
-  for (let first = 0; first < reports.length; ) {
-    let last = first;
-    while (last + 1 < reports.length && reports[last + 1].reporterId === reports[first].reporterId) last++;
-    const before = first > 0 ? reports[first - 1].createdAt : undefined;
-    const after = last + 1 < reports.length ? reports[last + 1].createdAt : undefined;
-    for (let i = first; i <= last; i++) {
-      const r = reports[i];
-      const firstSince = r.createdAt >= since && (i === 0 || reports[i - 1].createdAt < since);
-      const nearAnother = (before !== undefined && r.createdAt - before <= windowMs) || (after !== undefined && after - r.createdAt <= windowMs);
-      if (i === first || i === last || firstSince || (r.status === "pending" && nearAnother)) out.push(r);
-    }
-    first = last + 1;
-  }
-  return out;
-}

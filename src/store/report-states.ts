@@ -68,30 +68,14 @@ export function reportStateStatements(sqlite: Database) {
         WHERE created_at > ? AND created_at <= ? AND +status IN ('pending', 'verified')
         ORDER BY ip, category`,
     ),
-    // Of a group's counting reports created in a time range (oldest first, through the (ip, created_at) index),
-    // those that decide what community verification verifies: what domain/community-verification.ts's
-    // reportsDecidingVerification keeps (each reporter's run's first and last, the first dated at or after ?5,
-    // the pending ones within ?6 of another reporter's report), so a group flooded by one reporter reaches
-    // JavaScript as a few rows, not 100,000s. The time of the report before a row's run (after it) is carried
-    // along the run by a running max (min): dates only grow.
-    groupReports: sqlite.prepare<GroupReportRow, [string, string, number, number, number, number]>(
-      `SELECT id, reporterId, status, createdAt, source FROM (
-         SELECT id, reporterId, status, createdAt, source, firstOfRun, lastOfRun, prevAt,
-                max(runBefore) OVER (ORDER BY createdAt, id ROWS UNBOUNDED PRECEDING) AS nearBefore,
-                min(runAfter) OVER (ORDER BY createdAt, id ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING) AS nearAfter
-           FROM (
-             SELECT id, reporter_id AS reporterId, status, created_at AS createdAt, source,
-                    lag(reporter_id) OVER o IS NOT reporter_id AS firstOfRun,
-                    lead(reporter_id) OVER o IS NOT reporter_id AS lastOfRun,
-                    lag(created_at) OVER o AS prevAt,
-                    CASE WHEN lag(reporter_id) OVER o IS NOT reporter_id THEN lag(created_at) OVER o END AS runBefore,
-                    CASE WHEN lead(reporter_id) OVER o IS NOT reporter_id THEN lead(created_at) OVER o END AS runAfter
-               FROM reports
-              WHERE ip = ?1 AND category = ?2 AND status IN ('pending', 'verified') AND created_at >= ?3 AND created_at <= ?4
-             WINDOW o AS (ORDER BY created_at, id)))
-        WHERE firstOfRun OR lastOfRun OR (createdAt >= ?5 AND (prevAt IS NULL OR prevAt < ?5))
-           OR (status = 'pending' AND (createdAt - nearBefore <= ?6 OR nearAfter - createdAt <= ?6))
-        ORDER BY createdAt, id`,
+    // A page of a group's counting reports created up to a time, oldest first, after a (created_at, id) position,
+    // through the (ip, created_at) index: what community verification slides its 7-day span over, read a page a
+    // turn (a flooded group has 100,000s).
+    groupReportsPage: sqlite.prepare<GroupReportRow, [string, string, number, number, number, number]>(
+      `SELECT id, reporter_id AS reporterId, status, created_at AS createdAt, source FROM reports
+        WHERE ip = ?1 AND category = ?2 AND created_at >= ?3 AND created_at <= ?5 AND (created_at > ?3 OR id > ?4)
+          AND status IN ('pending', 'verified')
+        ORDER BY created_at, id LIMIT ?6`,
     ),
     // Sets a report verified only while it is still pending (an admin may have rejected it since it was read).
     verifyIfPending: sqlite.prepare<never, [number, number]>("UPDATE reports SET status = 'verified', status_changed_at = ? WHERE id = ? AND status = 'pending'"),

@@ -107,3 +107,24 @@ test("between chunks: a report rejected stays rejected, and a run after one cut 
   expect(rows(f.store, "SELECT user_id FROM credit_ledger WHERE reason = 'report_verified' ORDER BY id")).toEqual([{ user_id: b }, { user_id: c }]);
   expect(indexed(f.index, IP)).toMatchObject({ totalReports: 999, verifiedReports: 999 });
 });
+
+test("a group of 20,000 counting reports is read a page a turn, and its two pending reports verified", async () => {
+  const [a, b, c] = [f.addUser(), f.addUser(), f.addUser()];
+  const insert = f.store.sqlite.query(
+    `INSERT INTO reports (ip, ip_version, reporter_id, category, severity, description, status, source, created_at, status_changed_at)
+     VALUES (?, 4, ?, 'SSH', 3, '', ?, ?, ?, ?)`,
+  );
+  const now = f.clock.now();
+  f.store.sqlite.transaction(() => {
+    for (let i = 0; i < 20_000; i++) insert.run(IP, a, "verified", "import", now - 10 * DAY_MS + i * 30_000, now);
+    insert.run(IP, b, "pending", "api", now - HOUR, now - HOUR);
+    insert.run(IP, c, "pending", "api", now - HOUR, now - HOUR);
+  })();
+  f.clock.advance(60_000);
+  const { value, turns } = await turnsTaken(() => f.states.verifyCommunityInTurns(f.clock.now()));
+  expect(value).toEqual({ groups: 1, verified: 2 });
+  // 20,002 reports in 14 days: three pages of at most 8,192, a turn between two, then the chunk.
+  expect(turns).toBeGreaterThanOrEqual(3);
+  expect(rows(f.store, "SELECT reporter_id FROM reports WHERE status = 'pending'")).toEqual([]);
+  expect(outboxData(f.store, "ip.verified").map((e) => Number(e.reportId))).toEqual([20_001, 20_002]);
+});

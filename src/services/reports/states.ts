@@ -29,7 +29,7 @@ import { allAtOnce } from "../../domain/steps";
 import { inTurns, nextTurn } from "../event-loop-turns";
 import { enqueueEvent } from "../webhooks/outbox";
 import type { ReportSource } from "./intake";
-import { verifiablePending } from "../../domain/community-verification";
+import { verifiablePendingInSteps } from "../../domain/community-verification";
 
 export const COMMUNITY_WINDOW_MS = 7 * DAY_MS;
 export const COMMUNITY_MIN_REPORTERS = 3;
@@ -49,15 +49,15 @@ const EXPIRE_CHUNK = 1_000;
 const VERIFY_STEP_REPORTS = 5_000;
 /**
  * Reports verified per transaction, with a turn of the event loop between two: a report costs about 50 µs (its
- * status, transition, credit and event), so 400 hold requests for some 20 ms. A group flooded by one reporter
+ * status, transition, credit and event), so 300 hold requests for some 15 ms. A group flooded by one reporter
  * first verified 60,000 in one transaction, holding every request for 3.1 s.
  */
-const VERIFY_CHUNK = 400;
+const VERIFY_CHUNK = 300;
 /**
- * A group's reports read per turn: 8,192 cost 4-8 ms. A group flooded by one reporter with 200,000 reports has
+ * A group's reports read per turn: 4,096 cost 2-8 ms. A group flooded by one reporter with 200,000 reports has
  * ~121,000 in the 14 days read; read whole every minute it got a report they held requests for 250-440 ms.
  */
-const GROUP_PAGE_REPORTS = 8_192;
+const GROUP_PAGE_REPORTS = 4_096;
 const COMMUNITY_REASON = "community: 3 or more distinct reporters within 7 days";
 
 /** A report community verification is to verify, with its group. */
@@ -77,7 +77,7 @@ interface Group {
 
 interface EligibleGroup extends Group {
   /** Its pending reports to verify, by id. */
-  pending: { id: number; reporterId: number; source: ReportSource }[];
+  pending: GroupReportRow[];
 }
 
 /**
@@ -201,11 +201,12 @@ export class ReportStateService {
       const groups = yield* this.withPending(candidates, since, now);
       // A step with nothing to verify commits nothing (no sync) unless it is the last.
       if (done && groups.length === 0) inTransaction(this.store, () => this.stmt.writeCursor.run(COMMUNITY_CURSOR_KEY, JSON.stringify(next)));
-      const toVerify = groups.flatMap((g) => g.pending.map((r) => ({ ...r, ip: g.ip, category: g.category as Category })));
+      const toVerify = groups.flatMap((g) => g.pending.map((r) => ({ r, g })));
       for (let from = 0; from < toVerify.length; from += VERIFY_CHUNK) {
         yield;
         const last = from + VERIFY_CHUNK >= toVerify.length;
-        total.verified += this.verifyChunk(toVerify.slice(from, from + VERIFY_CHUNK), now, last ? next : null);
+        const chunk = toVerify.slice(from, from + VERIFY_CHUNK).map(({ r, g }) => ({ id: r.id, reporterId: r.reporterId, source: r.source, ip: g.ip, category: g.category as Category }));
+        total.verified += this.verifyChunk(chunk, now, last ? next : null);
       }
       position = next;
       total.groups += groups.length;
@@ -278,8 +279,15 @@ export class ReportStateService {
     const out: EligibleGroup[] = [];
     for (const g of candidates) {
       const reports = yield* this.groupReports(g, since - COMMUNITY_WINDOW_MS, now);
-      const ids = verifiablePending(reports, since, COMMUNITY_WINDOW_MS, COMMUNITY_MIN_REPORTERS);
-      if (ids.size > 0) out.push({ ...g, pending: reports.filter((r) => ids.has(r.id)).sort((a, b) => a.id - b.id) });
+      yield;
+      const ids = yield* verifiablePendingInSteps(reports, since, COMMUNITY_WINDOW_MS, COMMUNITY_MIN_REPORTERS);
+      if (ids.size === 0) continue;
+      yield;
+      // In id order, as announced before; already so unless a report was stored with an earlier date.
+      const pending: GroupReportRow[] = [];
+      for (const r of reports) if (ids.has(r.id)) pending.push(r);
+      if (!pending.every((r, i) => i === 0 || pending[i - 1]!.id < r.id)) pending.sort((a, b) => a.id - b.id);
+      out.push({ ...g, pending });
     }
     return out;
   }

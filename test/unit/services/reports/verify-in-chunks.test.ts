@@ -45,7 +45,7 @@ test("1,000 pending reports: verified in several transactions with turns between
   const at = f.clock.now();
   const { value, turns } = await turnsTaken(() => f.states.verifyCommunityInTurns(at));
   expect(value).toEqual({ groups: 1, verified: 1_000 });
-  // The group's read, then chunks of at most 400 (1,000 in one transaction held requests for ~50 ms).
+  // The group's read, then chunks of at most 300 (1,000 in one transaction held requests for ~50 ms).
   expect(turns).toBeGreaterThanOrEqual(3);
   expect(count("SELECT count(*) AS n FROM reports WHERE status = 'verified'")).toBe(1_000);
   expect(count("SELECT count(*) AS n FROM report_transitions WHERE to_status = 'verified'")).toBe(1_000);
@@ -123,7 +123,7 @@ test("a group of 20,000 counting reports is read a page a turn, and its two pend
   f.clock.advance(60_000);
   const { value, turns } = await turnsTaken(() => f.states.verifyCommunityInTurns(f.clock.now()));
   expect(value).toEqual({ groups: 1, verified: 2 });
-  // 20,002 reports in 14 days: three pages of at most 8,192, a turn between two, then the chunk.
+  // 20,002 reports in 14 days: five pages of at most 4,096, a turn between two, then the chunk.
   expect(turns).toBeGreaterThanOrEqual(3);
   expect(rows(f.store, "SELECT reporter_id FROM reports WHERE status = 'pending'")).toEqual([]);
   expect(outboxData(f.store, "ip.verified").map((e) => Number(e.reportId))).toEqual([20_001, 20_002]);

@@ -201,12 +201,17 @@ export class ReportStateService {
       const groups = yield* this.withPending(candidates, since, now);
       // A step with nothing to verify commits nothing (no sync) unless it is the last.
       if (done && groups.length === 0) inTransaction(this.store, () => this.stmt.writeCursor.run(COMMUNITY_CURSOR_KEY, JSON.stringify(next)));
-      const toVerify = groups.flatMap((g) => g.pending.map((r) => ({ r, g })));
-      for (let from = 0; from < toVerify.length; from += VERIFY_CHUNK) {
-        yield;
-        const last = from + VERIFY_CHUNK >= toVerify.length;
-        const chunk = toVerify.slice(from, from + VERIFY_CHUNK).map(({ r, g }) => ({ id: r.id, reporterId: r.reporterId, source: r.source, ip: g.ip, category: g.category as Category }));
-        total.verified += this.verifyChunk(chunk, now, last ? next : null);
+      const count = groups.reduce((n, g) => n + g.pending.length, 0);
+      let chunk: CommunityVerification[] = [];
+      let seen = 0;
+      for (const g of groups) {
+        for (const r of g.pending) {
+          chunk.push({ id: r.id, reporterId: r.reporterId, source: r.source, ip: g.ip, category: g.category as Category });
+          if (++seen % VERIFY_CHUNK !== 0 && seen !== count) continue;
+          yield;
+          total.verified += this.verifyChunk(chunk, now, seen === count ? next : null);
+          chunk = [];
+        }
       }
       position = next;
       total.groups += groups.length;
@@ -285,7 +290,10 @@ export class ReportStateService {
       yield;
       // In id order, as announced before; already so unless a report was stored with an earlier date.
       const pending: GroupReportRow[] = [];
-      for (const r of reports) if (ids.has(r.id)) pending.push(r);
+      for (let i = 0; i < reports.length; i++) {
+        if (ids.has(reports[i]!.id)) pending.push(reports[i]!);
+        if ((i + 1) % GROUP_PAGE_REPORTS === 0) yield;
+      }
       if (!pending.every((r, i) => i === 0 || pending[i - 1]!.id < r.id)) pending.sort((a, b) => a.id - b.id);
       out.push({ ...g, pending });
     }

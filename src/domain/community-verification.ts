@@ -2,6 +2,8 @@
 // 3 distinct reporters reported it within 7 days. "Within 7 days" is between the reports, not back from the time
 // the check runs: reports at T, T+3 d and T+7 d - 30 s qualify even when the check comes a minute after the third.
 
+import { allAtOnce } from "./steps";
+
 export interface GroupReport {
   id: number;
   reporterId: number;
@@ -16,6 +18,14 @@ export interface GroupReport {
  * fact). `reports` in order of creation.
  */
 export function verifiablePending(reports: readonly GroupReport[], since: number, windowMs: number, minReporters: number): Set<number> {
+  return allAtOnce(verifiablePendingInSteps(reports, since, windowMs, minReporters));
+}
+
+/** Reports looked at per step of verifiablePendingInSteps: ~4 ms at 16,384 (a flooded group has 121,000). */
+const STEP_REPORTS = 16_384;
+
+/** verifiablePending yielding every STEP_REPORTS reports, so a caller can serve requests between steps. */
+export function* verifiablePendingInSteps(reports: readonly GroupReport[], since: number, windowMs: number, minReporters: number): Generator<void, Set<number>> {
   const out = new Set<number>();
   let end = 0;
   // Reports before this index are already in `out` if pending. Spans only move forward, so a qualifying span
@@ -38,6 +48,7 @@ export function verifiablePending(reports: readonly GroupReport[], since: number
     const left = (count.get(first) ?? 0) - 1;
     if (left === 0) count.delete(first);
     else count.set(first, left);
+    if ((start + 1) % STEP_REPORTS === 0) yield;
   }
   return out;
 }

@@ -19,6 +19,15 @@ export interface ReportRow {
   statusChangedAt: number;
 }
 
+/** A counting report of a community-verification group. */
+export interface GroupReportRow {
+  id: number;
+  reporterId: number;
+  status: string;
+  createdAt: number;
+  source: ReportSource;
+}
+
 /** The prepared statements, made once per connection. */
 export function reportStateStatements(sqlite: Database) {
   return {
@@ -59,16 +68,17 @@ export function reportStateStatements(sqlite: Database) {
         WHERE created_at > ? AND created_at <= ? AND +status IN ('pending', 'verified')
         ORDER BY ip, category`,
     ),
-    // A group's counting reports created in a time range, oldest first, through the (ip, created_at) index: what
-    // community verification slides its 7-day span over.
-    groupReports: sqlite.prepare<
-      { id: number; reporterId: number; status: string; createdAt: number; source: ReportSource },
-      [string, string, number, number]
-    >(
+    // A page of a group's counting reports created up to a time, oldest first, after a (created_at, id) position,
+    // through the (ip, created_at) index: what community verification slides its 7-day span over, read a page a
+    // turn (a flooded group has 100,000s).
+    groupReportsPage: sqlite.prepare<GroupReportRow, [string, string, number, number, number, number]>(
       `SELECT id, reporter_id AS reporterId, status, created_at AS createdAt, source FROM reports
-        WHERE ip = ? AND category = ? AND status IN ('pending', 'verified') AND created_at >= ? AND created_at <= ?
-        ORDER BY created_at, id`,
+        WHERE ip = ?1 AND category = ?2 AND created_at >= ?3 AND created_at <= ?5 AND (created_at > ?3 OR id > ?4)
+          AND status IN ('pending', 'verified')
+        ORDER BY created_at, id LIMIT ?6`,
     ),
+    // Sets a report verified only while it is still pending (an admin may have rejected it since it was read).
+    verifyIfPending: sqlite.prepare<never, [number, number]>("UPDATE reports SET status = 'verified', status_changed_at = ? WHERE id = ? AND status = 'pending'"),
     lastReportId: sqlite.prepare<{ id: number }, []>(NEWEST_REPORT_ID_SQL),
     datedAfter: sqlite.prepare<{ found: number }, [number, number]>(DATED_AFTER_SQL),
     readCursor: sqlite.prepare<{ value: string }, [string]>("SELECT value FROM meta WHERE key = ?"),

@@ -14,7 +14,7 @@
 // - Expiry takes every report past retention to `expired`, rejected ones included, in chunks of 1,000 per
 //   transaction so a large backlog never holds the write lock for long.
 
-import { type ReportRow, reportStateStatements } from "../../store/report-states";
+import { type GroupReportRow, type ReportRow, reportStateStatements } from "../../store/report-states";
 import type { Category } from "../../domain/categories";
 import { type Clock, isoTime } from "../../domain/clock";
 import { AppError, notFound } from "../../domain/errors";
@@ -29,7 +29,7 @@ import { allAtOnce } from "../../domain/steps";
 import { inTurns, nextTurn } from "../event-loop-turns";
 import { enqueueEvent } from "../webhooks/outbox";
 import type { ReportSource } from "./intake";
-import { verifiablePending } from "../../domain/community-verification";
+import { verifiablePendingInSteps } from "../../domain/community-verification";
 
 export const COMMUNITY_WINDOW_MS = 7 * DAY_MS;
 export const COMMUNITY_MIN_REPORTERS = 3;
@@ -47,12 +47,37 @@ const EXPIRE_CHUNK = 1_000;
  * is a transaction of its own.
  */
 const VERIFY_STEP_REPORTS = 5_000;
+/**
+ * Reports verified per transaction, with a turn of the event loop between two: a report costs about 50 µs (its
+ * status, transition, credit and event), so 300 hold requests for some 15 ms. A group flooded by one reporter
+ * first verified 60,000 in one transaction, holding every request for 3.1 s.
+ */
+const VERIFY_CHUNK = 300;
+/**
+ * A group's reports read per turn: 4,096 cost 2-8 ms. A group flooded by one reporter with 200,000 reports has
+ * ~121,000 in the 14 days read; read whole every minute it got a report they held requests for 250-440 ms.
+ */
+const GROUP_PAGE_REPORTS = 4_096;
+const COMMUNITY_REASON = "community: 3 or more distinct reporters within 7 days";
 
-interface EligibleGroup {
+/** A report community verification is to verify, with its group. */
+interface CommunityVerification {
+  id: number;
+  reporterId: number;
+  source: ReportSource;
+  ip: string;
+  category: Category;
+}
+
+/** A community-verification group: one address and category. */
+interface Group {
   ip: string;
   category: string;
+}
+
+interface EligibleGroup extends Group {
   /** Its pending reports to verify, by id. */
-  pending: { id: number; reporterId: number; source: ReportSource }[];
+  pending: GroupReportRow[];
 }
 
 /**
@@ -159,8 +184,10 @@ export class ReportStateService {
   }
 
   /**
-   * verifyCommunity a transaction at a time, each looking at the groups of at most VERIFY_STEP_REPORTS new
-   * reports, up to the newest report when it began (later ones are the next run's).
+   * verifyCommunity a step at a time: each step looks at the groups of at most VERIFY_STEP_REPORTS new reports,
+   * up to the newest report when it began (later ones are the next run's), and verifies what it found
+   * VERIFY_CHUNK reports per transaction. The cursor is stored with the step's last chunk (or alone when done with
+   * nothing to verify): a run cut short between chunks leaves the rest pending, and the next run finds them again.
    */
   private *verifyCommunitySteps(nowMs: number): Generator<void, VerifySummary> {
     const now = Math.trunc(nowMs);
@@ -170,30 +197,44 @@ export class ReportStateService {
     // Where this run has got to; the first step reads it from `meta`.
     let position: CommunityCursor | null = null;
     for (;;) {
-      const changes = new AddressChanges();
-      const step = inTransaction(this.store, () => {
-        const { groups, next, done } = this.eligibleGroups(position ?? this.startOfScan(now), since, now, untilId);
-        const verified: { id: number; reporterId: number; ip: string; category: Category }[] = [];
-        for (const g of groups) {
-          for (const r of g.pending) {
-            this.verify(r.id, r.reporterId, r.source, now, null, "community: 3 or more distinct reporters within 7 days");
-            verified.push({ id: r.id, reporterId: r.reporterId, ip: g.ip, category: g.category as Category });
-          }
+      const { candidates, next, done } = inTransaction(this.store, () => this.candidateGroups(position ?? this.startOfScan(now), since, now, untilId));
+      const groups = yield* this.withPending(candidates, since, now);
+      // A step with nothing to verify commits nothing (no sync) unless it is the last.
+      if (done && groups.length === 0) inTransaction(this.store, () => this.stmt.writeCursor.run(COMMUNITY_CURSOR_KEY, JSON.stringify(next)));
+      const count = groups.reduce((n, g) => n + g.pending.length, 0);
+      let chunk: CommunityVerification[] = [];
+      let seen = 0;
+      for (const g of groups) {
+        for (const r of g.pending) {
+          chunk.push({ id: r.id, reporterId: r.reporterId, source: r.source, ip: g.ip, category: g.category as Category });
+          if (++seen % VERIFY_CHUNK !== 0 && seen !== count) continue;
+          yield;
+          total.verified += this.verifyChunk(chunk, now, seen === count ? next : null);
+          chunk = [];
         }
-        this.rescoreAndAnnounce(verified, now, changes);
-        // Stored with what the step wrote, and at the end; a step that wrote nothing commits nothing (no sync). A
-        // run cut short between looks at its last steps' groups again: verifying them is idempotent.
-        if (done || verified.length > 0) this.stmt.writeCursor.run(COMMUNITY_CURSOR_KEY, JSON.stringify(next));
-        return { groups: groups.length, verified: verified.length, done, next };
-      });
-      position = step.next;
-      this.publisher.publish(changes);
-      if (step.verified > 0) this.onEventQueued();
-      total.groups += step.groups;
-      total.verified += step.verified;
-      if (step.done) return total;
+      }
+      position = next;
+      total.groups += groups.length;
+      if (done) return total;
       yield;
     }
+  }
+
+  /**
+   * One transaction of community verification: the reports of `chunk` still pending become verified, their
+   * addresses are rescored and announced; `cursor`, when given, is stored with them. Returns how many it verified.
+   */
+  private verifyChunk(chunk: readonly CommunityVerification[], now: number, cursor: CommunityCursor | null): number {
+    const changes = new AddressChanges();
+    const verified = inTransaction(this.store, () => {
+      const done = chunk.filter((r) => this.verify(r.id, r.reporterId, r.source, now, null, COMMUNITY_REASON, true));
+      this.rescoreAndAnnounce(done, now, changes);
+      if (cursor !== null) this.stmt.writeCursor.run(COMMUNITY_CURSOR_KEY, JSON.stringify(cursor));
+      return done.length;
+    });
+    this.publisher.publish(changes);
+    if (verified > 0) this.onEventQueued();
+    return verified;
   }
 
   /**
@@ -214,38 +255,67 @@ export class ReportStateService {
 
   /**
    * One step's groups: those of the reports stored after `from`'s id, up to VERIFY_STEP_REPORTS further (never
-   * past `untilId`), and of those dated after its time, the eligible ones; `next` is where the step got to (its
+   * past `untilId`), and of those dated after its time: the candidates (withPending finds the eligible ones among
+   * them, reading their reports in pages across turns); `next` is where the step got to (its
    * time `now`, so the next step's dated part is empty). `done` when it reached `untilId`.
    */
-  private eligibleGroups(from: CommunityCursor | null, since: number, now: number, untilId: number): { groups: EligibleGroup[]; next: CommunityCursor; done: boolean } {
+  private candidateGroups(from: CommunityCursor | null, since: number, now: number, untilId: number): { candidates: Group[]; next: CommunityCursor; done: boolean } {
     if (from === null) {
       const throughId = Math.max(untilId, this.stmt.lastReportId.get()!.id);
       // Groups with enough reporters since a span reaching `since` may start (withPending then checks the spans).
-      const groups = this.withPending(this.stmt.communityGroups.all(since - COMMUNITY_WINDOW_MS, now, COMMUNITY_MIN_REPORTERS), since, now);
-      return { groups, next: { id: throughId, at: now, dated: this.stmt.datedAfter.get(now, throughId) !== null }, done: true };
+      const candidates = this.stmt.communityGroups.all(since - COMMUNITY_WINDOW_MS, now, COMMUNITY_MIN_REPORTERS);
+      return { candidates, next: { id: throughId, at: now, dated: this.stmt.datedAfter.get(now, throughId) !== null }, done: true };
     }
     const throughId = Math.max(from.id, Math.min(untilId, from.id + VERIFY_STEP_REPORTS));
     // The dated part scans every report dated since the cursor's time (the last minute's ingest included): only
     // when one stored by then was dated after it can it find a group the id part does not.
     const datedFrom = from.dated === false ? now : Math.max(from.at, since - 1);
     // A new report dated up to 7 days before `since` can still complete a span that reaches it.
-    const groups = this.withPending(this.stmt.candidateGroups.all(from.id, throughId, since - COMMUNITY_WINDOW_MS, now, datedFrom, now), since, now);
+    const candidates = this.stmt.candidateGroups.all(from.id, throughId, since - COMMUNITY_WINDOW_MS, now, datedFrom, now);
     const dated = this.stmt.datedAfter.get(now, throughId) !== null;
-    return { groups, next: { id: throughId, at: now, dated }, done: throughId >= untilId };
+    return { candidates, next: { id: throughId, at: now, dated }, done: throughId >= untilId };
   }
 
   /**
    * The groups among `candidates` with pending reports to verify, and those reports: a span of 7 days reaching
    * `since` or later may start up to 7 days before it, so the group's reports are read from there.
    */
-  private withPending(candidates: readonly { ip: string; category: string }[], since: number, now: number): EligibleGroup[] {
+  private *withPending(candidates: readonly Group[], since: number, now: number): Generator<void, EligibleGroup[]> {
     const out: EligibleGroup[] = [];
     for (const g of candidates) {
-      const reports = this.stmt.groupReports.all(g.ip, g.category, since - COMMUNITY_WINDOW_MS, now);
-      const ids = verifiablePending(reports, since, COMMUNITY_WINDOW_MS, COMMUNITY_MIN_REPORTERS);
-      if (ids.size > 0) out.push({ ...g, pending: reports.filter((r) => ids.has(r.id)).sort((a, b) => a.id - b.id) });
+      const reports = yield* this.groupReports(g, since - COMMUNITY_WINDOW_MS, now);
+      yield;
+      const ids = yield* verifiablePendingInSteps(reports, since, COMMUNITY_WINDOW_MS, COMMUNITY_MIN_REPORTERS);
+      if (ids.size === 0) continue;
+      yield;
+      // In id order, as announced before; already so unless a report was stored with an earlier date.
+      const pending: GroupReportRow[] = [];
+      for (let i = 0; i < reports.length; i++) {
+        if (ids.has(reports[i]!.id)) pending.push(reports[i]!);
+        if ((i + 1) % GROUP_PAGE_REPORTS === 0) yield;
+      }
+      if (!pending.every((r, i) => i === 0 || pending[i - 1]!.id < r.id)) pending.sort((a, b) => a.id - b.id);
+      out.push({ ...g, pending });
     }
     return out;
+  }
+
+  /**
+   * A group's counting reports created from `from` to `to`, oldest first, read GROUP_PAGE_REPORTS at a time with a
+   * turn between two pages (outside any transaction: what a page reads may have changed by the next, as between
+   * two runs; the chunks verify only reports still pending).
+   */
+  private *groupReports(g: Group, from: number, to: number): Generator<void, GroupReportRow[]> {
+    const reports: GroupReportRow[] = [];
+    let after = { at: from, id: 0 };
+    for (;;) {
+      const page = this.stmt.groupReportsPage.all(g.ip, g.category, after.at, after.id, to, GROUP_PAGE_REPORTS);
+      for (const r of page) reports.push(r);
+      if (page.length < GROUP_PAGE_REPORTS) return reports;
+      const last = page[page.length - 1]!;
+      after = { at: last.createdAt, id: last.id };
+      yield;
+    }
   }
 
   /** An admin's verify or reject (PATCH /v1/admin/reports/{id}); returns the report as it now is. */
@@ -308,11 +378,17 @@ export class ReportStateService {
     return { expired, addresses: rescored.size };
   }
 
-  /** pending → verified for one report, with its transition and its reporter's +2 (inside a transaction). */
-  private verify(reportId: number, reporterId: number, source: ReportSource, now: number, actor: number | null, reason: string): void {
-    this.stmt.setStatus.run("verified", now, reportId);
+  /**
+   * pending → verified for one report, with its transition and its reporter's +2 (inside a transaction). With
+   * `ifPending`, only if it is still pending; returns whether it was verified.
+   */
+  private verify(reportId: number, reporterId: number, source: ReportSource, now: number, actor: number | null, reason: string, ifPending = false): boolean {
+    if (ifPending) {
+      if (this.stmt.verifyIfPending.run(now, reportId).changes === 0) return false;
+    } else this.stmt.setStatus.run("verified", now, reportId);
     this.stmt.insertTransition.run(reportId, "pending", "verified", now, actor, reason);
     if (source !== "import") this.ledger.record(reporterId, CREDITS_FOR_VERIFIED_REPORT, "report_verified", reportId, now, { verified: 1 });
+    return true;
   }
 
   /** Rescores each address of `verified` once, then queues one ip.verified per report with the new confidence. */

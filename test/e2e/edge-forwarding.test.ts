@@ -150,7 +150,7 @@ describe("an edge serving a snapshot while it forwards", () => {
     expect(await lookup(ip)).toBe(0);
     await pair.snapshotOnPrimary();
     expect(await waitFor("the next snapshot on the edge", async () => ((await lookup(ip)) === 2 ? true : null))).toBe(true);
-  }, 120_000);
+  }, 600_000);
 
   test("a second process on the edge's data directory is refused", async () => {
     const second = await runCli(pair.edgeSandbox, ["serve", "--host", "127.0.0.1", "--port", "0", "--follow", pair.primaryUrl, "--follow-key", pair.adminKey, "--forward-key", pair.adminKey, "--pubkey", join(pair.primarySandbox.dir, "primary.pub"), "--api-key", EDGE_KEY]);

@@ -55,7 +55,8 @@ export class ForwardingPair {
 
   /** Runs the snapshot job on the primary's data directory (signed, so the edge serves it). */
   async snapshotOnPrimary(): Promise<void> {
-    const run = await runCli(this.primarySandbox, ["jobs", "run", "snapshot", "--sign-key", join(this.primarySandbox.dir, "primary.key")]);
+    // A snapshot runs at a low CPU priority: beside CPU-bound work it takes far longer than on a quiet machine.
+    const run = await runCli(this.primarySandbox, ["jobs", "run", "snapshot", "--sign-key", join(this.primarySandbox.dir, "primary.key")], { timeoutMs: 240_000 });
     if (run.code !== 0) throw new Error(`jobs run snapshot failed: ${run.stderr}`);
   }
 

@@ -41,7 +41,6 @@ const termSql = (r: string) => `(SELECT CASE ${r}.severity WHEN 1 THEN weight_1 
 export class ScoreSums {
   private readonly units;
   private readonly reporters;
-  private readonly reportCounts;
   private readonly categories;
   private readonly firstCounting;
   private readonly newestCounting;
@@ -58,9 +57,6 @@ export class ScoreSums {
     );
     this.reporters = sqlite.prepare<ReporterSumRow, [string]>(
       `SELECT reporter_id AS reporterId, weight, reports, verified, oldest, newest, floor FROM reporter_score_sums WHERE ip = ? ORDER BY reporter_id`,
-    );
-    this.reportCounts = sqlite.prepare<{ ip: string; reports: number }, [string]>(
-      "SELECT ip, sum(reports) AS reports FROM reporter_score_sums WHERE ip IN (SELECT value FROM json_each(?)) GROUP BY ip",
     );
     this.categories = sqlite.prepare<{ category: string; reports: number }, [string]>("SELECT category, reports FROM address_category_counts WHERE ip = ? AND reports > 0");
     // Through the (ip, created_at) index from the cutoff up, or from the newest down: rejected reports in between
@@ -102,13 +98,6 @@ export class ScoreSums {
 
   reportersOf(ipText: string): ReporterSumRow[] {
     return this.reporters.all(ipText);
-  }
-
-  /** The reports the rows of each address count (since their floors, retention not yet taken out), by address text. */
-  reportCountsOf(ipTexts: readonly string[]): Map<string, number> {
-    const counts = new Map<string, number>();
-    for (const row of this.reportCounts.all(JSON.stringify(ipTexts))) counts.set(row.ip, row.reports);
-    return counts;
   }
 
   categoryCountsOf(ipText: string): Map<string, number> {

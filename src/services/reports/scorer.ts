@@ -92,21 +92,10 @@ export interface ScorerOptions {
    * report again, with this epoch (now); default: the formula is used until a scorer that may rebuild does.
    */
   rebuildSumsAtMs?: number;
-  /**
-   * An address whose rows count at most this many reports is scored from its reports, with the other such
-   * addresses of the batch in one statement: for a few reports that costs less than the sums' four reads an
-   * address (ingest, where most addresses have a handful, lost a third of its rate to them). Default
-   * SUMS_FROM_REPORTS; 0 scores every address from the sums where they answer (the sums' own tests).
-   */
-  sumsFromReports?: number;
 }
-
-/** See ScorerOptions.sumsFromReports. */
-export const SUMS_FROM_REPORTS = 32;
 
 export function createAddressScorer(store: Store, params: ScoringParameters, options: ScorerOptions = {}): AddressScorer {
   const persist = options.persist !== false;
-  const fewReports = options.sumsFromReports ?? SUMS_FROM_REPORTS;
   const selectCounting = countingReportsOf(store);
   const selectCountingOfAll = countingReportsOfAddresses(store);
   const sums = scoreSumsOf(store);
@@ -203,13 +192,9 @@ export function createAddressScorer(store: Store, params: ScoringParameters, opt
     const usable = units !== null && unitsMatch(units, params);
     const out: { score: AddressScore; dueMs: () => number | null }[] = new Array(addresses.length);
     const fromReports: number[] = [];
-    // Few reports: the reports answer (read in one statement below), and the sums' retention is taken out later,
-    // when the address has more. Each address counted once by its rows (one statement for the batch).
-    const counted = usable && fewReports > 0 ? sums.reportCountsOf(addresses.map((a) => a.ip.text)) : null;
     for (let i = 0; i < addresses.length; i++) {
       const { ip, nowMs } = addresses[i]!;
-      const few = counted !== null && (counted.get(ip.text) ?? 0) <= fewReports;
-      const summed = !few && usable && sumsUsableAt(units, nowMs, params) ? summedOf(ip, nowMs, units, write) : null;
+      const summed = usable && sumsUsableAt(units, nowMs, params) ? summedOf(ip, nowMs, units, write) : null;
       if (summed === null) fromReports.push(i);
       else out[i] = { score: scoreOfSums(summed, units!, nowMs, params), dueMs: () => nextRescoreDueOfSums(summed, units!, nowMs, params) };
     }

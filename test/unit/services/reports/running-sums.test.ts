@@ -62,7 +62,7 @@ function allReports(): ScoredReport[] {
 const nearHalf = (sumWeight: number, params: ScoringParameters) => Math.abs(((100 * Math.exp(-sumWeight / params.scale)) % 1) - 0.5) < 1e-6;
 
 /** The scorer's record and due time equal the formula's at `nowMs` (see the tolerance in the header). */
-function expectFormula(params: ScoringParameters, nowMs: number, scorer = createAddressScorer(store, params, { sumsFromReports: 0 })): void {
+function expectFormula(params: ScoringParameters, nowMs: number, scorer = createAddressScorer(store, params)): void {
   const reports = allReports();
   const expected = scoreReports(reports, nowMs, params);
   const { rescoreDueMs } = scorer.evaluate(IP, nowMs);
@@ -88,15 +88,14 @@ function expectFormula(params: ScoringParameters, nowMs: number, scorer = create
   expect(Math.abs(rescoreDueMs! - due!)).toBeLessThanOrEqual(1);
 }
 
-/** `sumsFromReports`: 0 scores from the sums whenever they answer; more lets an address of few reports be scored from them. */
-function run(steps: Step[], params: ScoringParameters, sumsFromReports = 0): void {
+function run(steps: Step[], params: ScoringParameters): void {
   // Each history starts afresh, floors included (a floor from a later time would send every score to the formula).
   store.sqlite.exec("DELETE FROM report_transitions; DELETE FROM reports; DELETE FROM addresses; DELETE FROM reporter_score_sums; DELETE FROM address_category_counts");
   const deletions = new AddressReports(store);
   const insert = store.sqlite.query(
     "INSERT INTO reports (ip, ip_version, reporter_id, category, severity, description, status, source, created_at, status_changed_at) VALUES (?, 4, ?, ?, ?, '', 'pending', 'api', ?, ?)",
   );
-  const scorer = createAddressScorer(store, params, { sumsFromReports });
+  const scorer = createAddressScorer(store, params);
   let now = T0;
   for (const s of steps) {
     let at = now;
@@ -135,10 +134,6 @@ test("scores from the running sums equal the formula's on random report historie
   fc.assert(fc.property(fc.array(step, { minLength: 1, maxLength: 25 }), (steps) => run(steps, DEFAULT_SCORING_PARAMETERS)), { numRuns: 80 });
 }, 240_000);
 
-test("an address scored from its reports while it has few and from the sums past that (the retention the sums skipped meanwhile taken out later) still matches the formula", () => {
-  fc.assert(fc.property(fc.array(step, { minLength: 1, maxLength: 25 }), (steps) => run(steps, DEFAULT_SCORING_PARAMETERS, 8)), { numRuns: 80 });
-}, 240_000);
-
 test("with other scoring parameters the server's scorer sums the reports again in its units, and the scores still match", () => {
   const params = resolveScoringParameters({ halfLifeDays: 7, severityWeights: { 5: 1.3 }, verifiedMultiplier: 3, retentionDays: 90 });
   // A scorer that may rebuild does (as the server's does at start); the tables then hold sums in its units.
@@ -156,7 +151,6 @@ test("a flood from one reporter: each batch reads its reporter's sum, not its re
     for (let i = 0; i < 5_000; i++) insert.run(IP.text, T0 - i * 1_000, T0);
   });
   expect(store.sqlite.query("SELECT reports FROM reporter_score_sums WHERE ip = ?").get(IP.text)).toEqual({ reports: 5_000 });
-  // The default scorer: 5,000 reports are far past the count below which the reports answer.
-  expectFormula(DEFAULT_SCORING_PARAMETERS, T0, createAddressScorer(store, DEFAULT_SCORING_PARAMETERS));
-  expectFormula(DEFAULT_SCORING_PARAMETERS, T0 + 10 * DAY_MS, createAddressScorer(store, DEFAULT_SCORING_PARAMETERS));
+  expectFormula(DEFAULT_SCORING_PARAMETERS, T0);
+  expectFormula(DEFAULT_SCORING_PARAMETERS, T0 + 10 * DAY_MS);
 }, 120_000);

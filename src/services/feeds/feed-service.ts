@@ -4,38 +4,28 @@
 // listing-step.ts), one change at a time; a command that exits after one change makes it at once, in one
 // transaction.
 
-import type { Clock } from "../../domain/clock";
 import { AppError, notFound } from "../../domain/errors";
 import { type FeedList, parseFeedList } from "../../domain/feed-list";
 import type { Listing } from "../../domain/feeds";
 import type { Ip } from "../../domain/ip";
-import type { ScoringParameters } from "../../domain/scoring";
-import type { ReputationIndex } from "../../index/reputation-index";
 import { addressRowsAmong } from "../../store/address-rows";
-import { busyError, inTransaction, type Store } from "../../store/database";
+import { busyError, inTransaction } from "../../store/database";
 import { dataVersion } from "../../store/database-health";
 import type { FeedTables } from "../../store/feeds";
 import { nextTurn } from "../event-loop-turns";
-import type { AddressScorer } from "../reports/scorer";
 import { type ChangeContext, type FeedImportOptions, type FeedImportResult, importSteps, LOCKED_PAUSE_MS, removeSteps, type Steps } from "./feed-change";
 import { type FollowContext, followSteps } from "./feed-follow";
 import type { ListedNetworks } from "./listed-networks";
 import { putListingsInto } from "./listing-records";
-import { ListingStep } from "./listing-step";
+import { ListingStep, type ListingStepDeps } from "./listing-step";
 
 export type { FeedImportOptions, FeedImportResult } from "./feed-change";
 
 /** Addresses scored while the listings were behind the store, rescored a batch a step once they caught up. */
 const RESCORE_BATCH = 256;
 
-export interface FeedServiceDeps {
-  store: Store;
-  tables: FeedTables;
-  listed: ListedNetworks;
-  index: ReputationIndex;
-  scorer: AddressScorer;
-  clock: Clock;
-  params: ScoringParameters;
+/** What a ListingStep needs, but the two things the service derives: `rowsAmong` and `indexFollows`. */
+export interface FeedServiceDeps extends Omit<ListingStepDeps, "rowsAmong" | "indexFollows"> {
   /**
    * Brings the index up to every row committed so far, another process's too (IndexSync.catchUp): called under
    * the write lock, before each step of a change looks for the reported addresses inside it.

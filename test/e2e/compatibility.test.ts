@@ -1,26 +1,11 @@
 // The two compatibility APIs on the built executable (contracts 13 and 14): an AbuseIPDB-style report and check,
 // and a bouncer's cursor that survives SIGKILL between pulls (it was committed when the answer went out whole).
 
-import { afterEach, beforeEach, expect, test } from "bun:test";
-import { createSandbox, parseFirstStartCredentials, runCli, type Sandbox } from "./support/binary";
-import { bodyOf, type RunningServer, startServer } from "./support/server";
+import { expect, test } from "bun:test";
+import { parseFirstStartCredentials, runCli } from "./support/binary";
+import { bodyOf, type RunningServer, sandboxEachTest } from "./support/server";
 
-let sandbox: Sandbox;
-const servers: RunningServer[] = [];
-
-beforeEach(() => {
-  sandbox = createSandbox();
-});
-afterEach(async () => {
-  for (const s of servers.splice(0)) await s.stop("SIGKILL");
-  sandbox.cleanup();
-});
-
-async function start(): Promise<RunningServer> {
-  const server = await startServer(sandbox);
-  servers.push(server);
-  return server;
-}
+const { sandbox, start } = sandboxEachTest();
 
 async function adminLogin(server: RunningServer): Promise<{ token: string; email: string }> {
   const creds = parseFirstStartCredentials(server.output());
@@ -51,7 +36,7 @@ test("/api/v2: a report with two categories, then check and the 15-minute rule",
 test("a bouncer's cursor survives SIGKILL between pulls; the bouncer key from the CLI works at once", async () => {
   let server = await start();
   const { token } = await adminLogin(server);
-  const added = await runCli(sandbox, ["bouncer", "add", "edge", "--mode", "ipset"]);
+  const added = await runCli(sandbox(), ["bouncer", "add", "edge", "--mode", "ipset"]);
   expect(added.code).toBe(0);
   const key = /api_key: (\S+)/.exec(added.stdout)![1];
   // Three reporters at severity 5 make the address CRITICAL: listed for a HIGH bouncer.
@@ -66,9 +51,8 @@ test("a bouncer's cursor survives SIGKILL between pulls; the bouncer key from th
   const first = await pull("startup=true");
   expect(first.new.map((d: { value: string }) => d.value)).toEqual(["198.51.100.99"]);
   expect(await server.stop("SIGKILL")).toBeNull();
-  servers.splice(0);
   server = await start();
   expect(await pull()).toEqual({ new: [], deleted: [] });
-  const list = await runCli(sandbox, ["bouncer", "list", "--json"]);
+  const list = await runCli(sandbox(), ["bouncer", "list", "--json"]);
   expect(JSON.parse(list.stdout)[0]).toMatchObject({ name: "edge", lastPullFrom: "127.0.0.1" });
 }, 60_000);

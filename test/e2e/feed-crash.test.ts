@@ -3,29 +3,14 @@
 // feed's status says a change was under way and what it left is consistent (the listings are the store's); the
 // next refresh downloads whole (no validators were kept) and completes it.
 
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createSandbox, parseFirstStartCredentials, type Sandbox } from "./support/binary";
-import { bodyOf, type RunningServer, startServer } from "./support/server";
+import { parseFirstStartCredentials } from "./support/binary";
+import { bodyOf, type RunningServer, sandboxEachTest } from "./support/server";
 
-let sandbox: Sandbox;
-const servers: RunningServer[] = [];
-
-beforeEach(() => {
-  sandbox = createSandbox();
-});
-afterEach(async () => {
-  for (const s of servers.splice(0)) await s.stop("SIGKILL");
-  sandbox.cleanup();
-});
-
-async function start(): Promise<RunningServer> {
-  const server = await startServer(sandbox);
-  servers.push(server);
-  return server;
-}
+const { sandbox, start } = sandboxEachTest();
 
 const LINES = 200_000;
 const list = (prefix: number) =>
@@ -37,7 +22,7 @@ test("a refresh killed between its steps: the status says so, the store and list
   if (!creds) throw new Error(`no admin credentials printed:\n${server.output()}`);
   const login = async (s: RunningServer) => (await bodyOf(await s.request("POST", "/v1/auth/login", { json: { email: creds.email, password: creds.password } }))).data.accessToken as string;
   let headers = { authorization: `Bearer ${await login(server)}` };
-  const file = join(sandbox.dir, "list.txt");
+  const file = join(sandbox().dir, "list.txt");
   writeFileSync(file, list(10));
   const added = await server.request("POST", "/v1/admin/feeds", { headers, json: { name: "big", file, category: "SPAM", schedule: "0 0 1 1 *" } });
   expect((await bodyOf(added)).data.refresh).toMatchObject({ result: "updated", entries: LINES });
@@ -55,11 +40,10 @@ test("a refresh killed between its steps: the status says so, the store and list
   // Some steps in: a few more polls, each answered between two steps.
   for (let i = 0; i < 3; i++) await server.request("GET", "/readyz");
   await server.stop("SIGKILL");
-  servers.splice(servers.indexOf(server), 1);
   await refresh;
 
   const counts = () => {
-    const db = new Database(join(sandbox.dataDir, "abuse-intel.db"), { readonly: true });
+    const db = new Database(join(sandbox().dataDir, "abuse-intel.db"), { readonly: true });
     try {
       const row = (prefix: number) => (db.query("SELECT count(*) AS n FROM feed_entries WHERE feed_name = 'big' AND cidr LIKE ?").get(`${prefix}.%`) as { n: number }).n;
       return { old: row(10), new: row(11) };
@@ -77,7 +61,7 @@ test("a refresh killed between its steps: the status says so, the store and list
   const feed = (await bodyOf(await server.request("GET", "/v1/admin/feeds/big", { headers }))).data;
   expect(feed.lastError).toContain("under way");
   // The listings are what the store holds: an address with its row is listed, one without is not.
-  const db = new Database(join(sandbox.dataDir, "abuse-intel.db"), { readonly: true });
+  const db = new Database(join(sandbox().dataDir, "abuse-intel.db"), { readonly: true });
   const stored = db.query("SELECT 1 FROM feed_entries WHERE feed_name = 'big' AND cidr = ?");
   const samples = [10, 11].flatMap((prefix) => Array.from({ length: 40 }, (_, i) => `${prefix}.${(i * 4999) >>> 16}.${((i * 4999) >>> 8) & 255}.${(i * 4999) & 255}`));
   const expected = samples.map((ip) => stored.get(`${ip}/32`) !== null);

@@ -2,7 +2,8 @@
 // collected, ready once /readyz answers 200, and stopped with SIGTERM (SIGKILL if it hangs).
 
 import type { Subprocess } from "bun";
-import { cleanEnv, requireBinary, track, type Sandbox } from "./binary";
+import { afterEach, beforeEach } from "bun:test";
+import { cleanEnv, createSandbox, requireBinary, track, type Sandbox } from "./binary";
 
 export interface CallInit {
   headers?: Record<string, string>;
@@ -132,4 +133,34 @@ async function waitUntilReady(server: RunningServer, timeoutMs: number): Promise
     await Bun.sleep(50);
   }
   throw new Error(`/readyz did not answer 200 within ${timeoutMs} ms (last: ${last}):\n${server.output()}`);
+}
+
+/**
+ * A fresh sandbox for each test of the file, and `start` for servers in it: after each test those still running
+ * are killed (SIGKILL) and the sandbox removed. Registers the file's beforeEach/afterEach.
+ */
+export function sandboxEachTest(): { sandbox: () => Sandbox; start: (options?: StartOptions) => Promise<RunningServer> } {
+  let current: Sandbox | null = null;
+  const servers: RunningServer[] = [];
+  beforeEach(() => {
+    current = createSandbox();
+  });
+  afterEach(async () => {
+    // A test may have stopped some itself (a crash it stages): only those still running are killed.
+    for (const s of servers.splice(0)) if (s.proc.exitCode === null && s.proc.signalCode === null) await s.stop("SIGKILL");
+    current?.cleanup();
+    current = null;
+  });
+  const sandbox = (): Sandbox => {
+    if (current === null) throw new Error("sandboxEachTest: no test is running");
+    return current;
+  };
+  return {
+    sandbox,
+    start: async (options) => {
+      const server = await startServer(sandbox(), options);
+      servers.push(server);
+      return server;
+    },
+  };
 }

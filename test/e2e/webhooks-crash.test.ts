@@ -9,25 +9,19 @@
 // 2. The receiver accepted the request and never answered: the attempt was under way and unrecorded when the
 //    process died, so the delivery is still due and the restarted server sends it again at once.
 
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, test } from "bun:test";
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Server } from "bun";
-import { createSandbox, parseFirstStartCredentials, type Sandbox } from "./support/binary";
-import { bodyOf, type RunningServer, startServer } from "./support/server";
+import { parseFirstStartCredentials } from "./support/binary";
+import { bodyOf, type RunningServer, sandboxEachTest } from "./support/server";
 
 const SECRET = "e2e-crash-secret-0123456789abcdef";
 
-let sandbox: Sandbox;
-const servers: RunningServer[] = [];
+const { start } = sandboxEachTest();
 const receivers: Server<unknown>[] = [];
 
-beforeEach(() => {
-  sandbox = createSandbox();
-});
 afterEach(async () => {
-  for (const s of servers.splice(0)) await s.stop("SIGKILL");
   for (const r of receivers.splice(0)) await r.stop(true);
-  sandbox.cleanup();
 });
 
 interface Received {
@@ -53,11 +47,6 @@ function receiver(port: number, answer: { mode: Answer }, received: Received[]):
   return server;
 }
 
-async function start(): Promise<RunningServer> {
-  const server = await startServer(sandbox);
-  servers.push(server);
-  return server;
-}
 
 async function adminToken(server: RunningServer): Promise<string> {
   const creds = parseFirstStartCredentials(server.output());

@@ -4,12 +4,31 @@
 
 import { Database } from "bun:sqlite";
 import type { Server } from "bun";
-import { copyFileSync, readFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { exportSnapshot } from "../../src/services/snapshots/export";
-import { readPrivateKey, signHash } from "../../src/services/snapshots/signing";
+import { readPrivateKey, signHash, writeKeyPair } from "../../src/services/snapshots/signing";
 import { contentHash, META } from "../../src/store/snapshot-format";
 import { addUser } from "./accounts";
-import type { Harness } from "./harness";
+import { createHarness, type Harness } from "./harness";
+
+/**
+ * A temporary directory (named from `prefix`) with the primary's key pair (`primary.key`, `primary.pub`), and the
+ * snapshots `make` writes there from a fresh harness (closed after). The caller removes `dir`.
+ */
+export async function signedSnapshots(prefix: string, make: (h: Harness, dir: string, signKey: string) => Promise<void>): Promise<{ dir: string; keyPrefix: string }> {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const keyPrefix = join(dir, "primary");
+  writeKeyPair(keyPrefix);
+  const h = await createHarness();
+  try {
+    await make(h, dir, `${keyPrefix}.key`);
+  } finally {
+    await h.close();
+  }
+  return { dir, keyPrefix };
+}
 
 /** Reports `ip` once more on the harness (a new reporter each time) and exports a signed snapshot at its clock's now. */
 export async function reportAndExport(h: Harness, ip: string, out: string, signKey: string): Promise<void> {

@@ -5,15 +5,12 @@
 // primary here) would stay blocked on the firewall for the whole duration (596 h by default).
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { exportSnapshot } from "../../../src/services/snapshots/export";
-import { writeKeyPair } from "../../../src/services/snapshots/signing";
 import { addUser } from "../../support/accounts";
 import { EDGE_KEY, type EdgeProcess, startEdge, within } from "../../support/edge-process";
-import { createHarness } from "../../support/harness";
-import { type ScriptedPrimary, scriptedPrimary, serveFile } from "../../support/scripted-primary";
+import { type ScriptedPrimary, scriptedPrimary, serveFile, signedSnapshots } from "../../support/scripted-primary";
 
 const GOES = "198.51.100.10";
 const STAYS = "198.51.100.11";
@@ -25,11 +22,7 @@ let primary: ScriptedPrimary | null = null;
 let edge: EdgeProcess | null = null;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "abuse-intel-edge-cursors-"));
-  keyPrefix = join(dir, "primary");
-  writeKeyPair(keyPrefix);
-  const h = await createHarness();
-  try {
+  ({ dir, keyPrefix } = await signedSnapshots("abuse-intel-edge-cursors-", async (h, dir, signKey) => {
     // Three reporters at severity 5: CRITICAL, on every bouncer's default list (HIGH or worse).
     for (let i = 0; i < 3; i++) {
       const u = await addUser(h, { tier: "enterprise" });
@@ -37,14 +30,12 @@ beforeAll(async () => {
     }
     before = join(dir, "before.sqlite");
     after = join(dir, "after.sqlite");
-    await exportSnapshot({ store: h.store, services: h.services, out: before, signKey: `${keyPrefix}.key`, nowMs: h.clock.now() });
+    await exportSnapshot({ store: h.store, services: h.services, out: before, signKey, nowMs: h.clock.now() });
     const admin = await addUser(h, { role: "admin", tier: "enterprise" });
     expect((await h.call("POST", "/v1/admin/allowlist", { headers: admin.jwt, json: { cidr: `${GOES}/32`, note: "our scanner" } })).status).toBe(201);
     h.clock.advance(60_000);
-    await exportSnapshot({ store: h.store, services: h.services, out: after, signKey: `${keyPrefix}.key`, nowMs: h.clock.now() });
-  } finally {
-    await h.close();
-  }
+    await exportSnapshot({ store: h.store, services: h.services, out: after, signKey, nowMs: h.clock.now() });
+  }));
 }, 60_000);
 afterAll(async () => {
   await edge?.stop();

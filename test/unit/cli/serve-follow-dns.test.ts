@@ -3,14 +3,11 @@
 // listed at the default HIGH), the next two (HIGH: listed); dig sees the change once the edge serves it.
 
 import { afterAll, beforeAll, expect, test, setDefaultTimeout } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { writeKeyPair } from "../../../src/services/snapshots/signing";
 import { digAt, ipv4Name } from "../../support/dns";
 import { type EdgeProcess, startEdge, within } from "../../support/edge-process";
-import { createHarness } from "../../support/harness";
-import { reportAndExport, type ScriptedPrimary, scriptedPrimary, serveFile } from "../../support/scripted-primary";
+import { reportAndExport, type ScriptedPrimary, scriptedPrimary, serveFile, signedSnapshots } from "../../support/scripted-primary";
 
 // Each test runs dig or a process several times: room for a loaded machine (bun's default is 5 s).
 setDefaultTimeout(60_000);
@@ -25,19 +22,13 @@ let primary: ScriptedPrimary | null = null;
 let edge: EdgeProcess | null = null;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "abuse-intel-follow-dns-"));
-  keyPrefix = join(dir, "primary");
-  writeKeyPair(keyPrefix);
-  const h = await createHarness();
-  try {
+  ({ dir, keyPrefix } = await signedSnapshots("abuse-intel-follow-dns-", async (h, dir, signKey) => {
     older = join(dir, "older.sqlite");
     newer = join(dir, "newer.sqlite");
-    await reportAndExport(h, IP, older, `${keyPrefix}.key`);
+    await reportAndExport(h, IP, older, signKey);
     h.clock.advance(60_000);
-    await reportAndExport(h, IP, newer, `${keyPrefix}.key`);
-  } finally {
-    await h.close();
-  }
+    await reportAndExport(h, IP, newer, signKey);
+  }));
 }, 60_000);
 afterAll(async () => {
   await edge?.stop();

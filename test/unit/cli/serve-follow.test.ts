@@ -7,13 +7,10 @@
 // - a transfer damaged on the way is fetched again at the next pull (the primary's file is fine).
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { copyFileSync, mkdtempSync, readdirSync, rmSync, utimesSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { copyFileSync, readdirSync, rmSync, utimesSync } from "node:fs";
 import { join } from "node:path";
-import { writeKeyPair } from "../../../src/services/snapshots/signing";
 import { type EdgeProcess, startEdge, within } from "../../support/edge-process";
-import { createHarness } from "../../support/harness";
-import { damagedButSigned, etagOf, flippedInTransit, reportAndExport, type ScriptedPrimary, scriptedPrimary, serveFile } from "../../support/scripted-primary";
+import { damagedButSigned, etagOf, flippedInTransit, reportAndExport, type ScriptedPrimary, scriptedPrimary, serveFile, signedSnapshots } from "../../support/scripted-primary";
 
 const IP = "198.51.100.77";
 let dir: string;
@@ -24,21 +21,15 @@ let keyPrefix: string;
 const running: (EdgeProcess | ScriptedPrimary)[] = [];
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "abuse-intel-serve-follow-"));
-  keyPrefix = join(dir, "primary");
-  writeKeyPair(keyPrefix);
-  const h = await createHarness();
-  try {
+  ({ dir, keyPrefix } = await signedSnapshots("abuse-intel-serve-follow-", async (h, dir, signKey) => {
     older = join(dir, "older.sqlite");
     newer = join(dir, "newer.sqlite");
     damaged = join(dir, "damaged.sqlite");
-    await reportAndExport(h, IP, older, `${keyPrefix}.key`);
+    await reportAndExport(h, IP, older, signKey);
     h.clock.advance(24 * 3600 * 1000);
-    await reportAndExport(h, IP, newer, `${keyPrefix}.key`);
-    damagedButSigned(newer, damaged, `${keyPrefix}.key`, "UPDATE index_data SET bytes = randomblob(64) WHERE name = 'v4'");
-  } finally {
-    await h.close();
-  }
+    await reportAndExport(h, IP, newer, signKey);
+    damagedButSigned(newer, damaged, signKey, "UPDATE index_data SET bytes = randomblob(64) WHERE name = 'v4'");
+  }));
 });
 afterAll(async () => {
   for (const r of running) await r.stop();

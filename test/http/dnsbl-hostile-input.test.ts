@@ -5,8 +5,7 @@
 import { afterAll, beforeAll, expect, test, setDefaultTimeout } from "bun:test";
 import dnsPacket from "dns-packet";
 import fc from "fast-check";
-import { parseIp } from "../../src/domain/ip";
-import { createDnsHarness, type DnsHarness, ipv4Name, rawTcpClient, rawUdpClient, TEST_ZONE, withLength } from "../support/dns";
+import { createDnsHarness, type DnsHarness, ipv4Name, putInIndex, rawTcpClient, rawUdpClient, TEST_ZONE, withLength } from "../support/dns";
 
 // Each test runs dig or a process several times: room for a loaded machine (bun's default is 5 s).
 setDefaultTimeout(60_000);
@@ -48,15 +47,7 @@ const hostile = fc.oneof(randomBytes, mutated, headerThenJunk);
 
 beforeAll(async () => {
   d = await createDnsHarness();
-  d.harness.services.index.upsert(parseIp(LISTED), {
-    reputationScore: 10,
-    totalReports: 3,
-    verifiedReports: 0,
-    categoriesMask: 1,
-    lastCategoryBit: 0,
-    firstSeenMs: d.harness.clock.now(),
-    lastSeenMs: d.harness.clock.now(),
-  });
+  putInIndex(d, LISTED, { reputationScore: 10, totalReports: 3, categoriesMask: 1 });
 }, 60_000);
 
 afterAll(async () => {

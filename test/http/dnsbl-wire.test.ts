@@ -6,8 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import dnsPacket from "dns-packet";
 import { ALL_CATEGORIES_MASK } from "../../src/domain/categories";
-import { parseIp } from "../../src/domain/ip";
-import { createDnsHarness, type DnsHarness, ipv4Name, rawTcpClient, rawUdpClient, TEST_ZONE, withLength } from "../support/dns";
+import { createDnsHarness, type DnsHarness, ipv4Name, putInIndex, rawTcpClient, rawUdpClient, TEST_ZONE, withLength } from "../support/dns";
 
 // Each test runs dig or a process several times: room for a loaded machine (bun's default is 5 s).
 setDefaultTimeout(60_000);
@@ -34,15 +33,7 @@ const labels = (name: string) => name.split(".").flatMap((l) => [l.length, ...ne
 beforeAll(async () => {
   d = await createDnsHarness();
   // Straight into the index (as the blocklist test does for bulk data): HIGH, every category.
-  d.harness.services.index.upsert(parseIp("198.51.100.9"), {
-    reputationScore: 30,
-    totalReports: 40,
-    verifiedReports: 0,
-    categoriesMask: ALL_CATEGORIES_MASK,
-    lastCategoryBit: 0,
-    firstSeenMs: d.harness.clock.now(),
-    lastSeenMs: d.harness.clock.now(),
-  });
+  putInIndex(d, "198.51.100.9", { reputationScore: 30, totalReports: 40, categoriesMask: ALL_CATEGORIES_MASK });
 }, 60_000);
 
 afterAll(async () => {
@@ -104,15 +95,7 @@ describe("truncation", () => {
   let long: DnsHarness;
   beforeAll(async () => {
     long = await createDnsHarness({ dnsZone: zone });
-    long.harness.services.index.upsert(parseIp("198.51.100.9"), {
-      reputationScore: 30,
-      totalReports: 40,
-      verifiedReports: 0,
-      categoriesMask: ALL_CATEGORIES_MASK,
-      lastCategoryBit: 0,
-      firstSeenMs: long.harness.clock.now(),
-      lastSeenMs: long.harness.clock.now(),
-    });
+    putInIndex(long, "198.51.100.9", { reputationScore: 30, totalReports: 40, categoriesMask: ALL_CATEGORIES_MASK });
   }, 60_000);
   afterAll(async () => {
     await long?.close();
@@ -231,15 +214,7 @@ describe("/metrics", () => {
   test("counts queries by transport and rcode, and the answers that said listed", async () => {
     const m = await createDnsHarness();
     try {
-      m.harness.services.index.upsert(parseIp("198.51.100.9"), {
-        reputationScore: 10,
-        totalReports: 3,
-        verifiedReports: 0,
-        categoriesMask: 1,
-        lastCategoryBit: 0,
-        firstSeenMs: m.harness.clock.now(),
-        lastSeenMs: m.harness.clock.now(),
-      });
+      putInIndex(m, "198.51.100.9", { reputationScore: 10, totalReports: 3, categoriesMask: 1 });
       await m.dig(ipv4Name("198.51.100.9"));
       await m.dig(ipv4Name("198.51.100.9"), "TXT", { tcp: true });
       await m.dig(ipv4Name("198.51.100.10"));

@@ -3,6 +3,7 @@
 // mail-server (Postfix) tests.
 
 import { defaultConfig, type Config } from "../../src/config";
+import { parseIp } from "../../src/domain/ip";
 import { type DnsblService, startDnsbl } from "../../src/dns/dnsbl-listener";
 import { createHarness, type Harness, type HarnessOptions } from "./harness";
 
@@ -15,6 +16,19 @@ export interface DnsHarness {
   /** dig against this listener (see digAt). */
   dig(name: string, type?: string, options?: DigOptions): Promise<DigAnswer>;
   close(): Promise<void>;
+}
+
+/** What a test gives of a record it puts straight into the index: the rest is "no verified report, seen now". */
+export interface ListedRecord {
+  reputationScore: number;
+  totalReports: number;
+  categoriesMask: number;
+}
+
+/** Puts `ip` into the DNS harness's index with `record` (first and last seen at the harness clock's now). */
+export function putInIndex(d: DnsHarness, ip: string, record: ListedRecord): void {
+  const now = d.harness.clock.now();
+  d.harness.services.index.upsert(parseIp(ip), { ...record, verifiedReports: 0, lastCategoryBit: 0, firstSeenMs: now, lastSeenMs: now });
 }
 
 /**

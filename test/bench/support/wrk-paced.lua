@@ -1,5 +1,9 @@
--- Lookups for wrk, paced: each connection waits a fixed delay before each request, so wrk offers a steady rate
--- (connections / delay) well below the server's ceiling instead of saturating it (the stalls benchmark).
+-- Lookups for wrk, paced: each connection waits before each request, so wrk offers a steady rate (connections /
+-- mean delay) well below the server's ceiling instead of saturating it (the stalls benchmark). The waits are
+-- drawn from an exponential distribution of that mean, as independent clients arrive: with one fixed delay the
+-- connections fall into step after any pause and come back together every delay, so the last of each burst
+-- waited for the whole burst (p99 about connections x CPU per request, raw Bun.serve's too), which measured the
+-- load generator's lockstep rather than the server.
 --   wrk ... -s wrk-paced.lua URL -- PATHS_FILE API_KEY DELAY_MS    (one path per line)
 -- done() prints one line "WRKJSON {...}" as wrk-requests.lua does.
 
@@ -15,11 +19,13 @@ function init(args)
     requests[count] = wrk.format("GET", line, headers)
   end
   pause = tonumber(args[3])
+  math.randomseed(count + pause)
   at = math.random(count) - 1
 end
 
 function delay()
-  return pause
+  -- wrk takes whole milliseconds; rounding keeps the mean.
+  return math.floor(-math.log(1 - math.random()) * pause + 0.5)
 end
 
 function request()

@@ -2,6 +2,14 @@
 // scheduled jobs, the snapshot export). A stepped computation is a generator that yields between steps (see
 // domain/steps.ts for running one at once).
 
+import { TimedPace } from "../domain/pace";
+
+/** The longest a step run between two turns may take, whatever its units (a slow or loaded machine). */
+export const STEP_BUDGET_MS = 5;
+
+/** The pace of a computation run in turns: `units` a step, or STEP_BUDGET_MS, whichever ends first. */
+export const loopPace = (units: number): TimedPace => new TimedPace(units, STEP_BUDGET_MS, () => performance.now());
+
 /** A turn of the event loop: I/O callbacks (requests) run before the promise resolves. */
 export const nextTurn = (): Promise<void> => new Promise<void>((resolve) => setImmediate(resolve));
 

@@ -16,8 +16,7 @@ import type { IpVersion } from "../../domain/ip";
 import type { ReputationIndex } from "../../index/reputation-index";
 import type { Allowlist } from "../allowlist/allowlist";
 import { SELECTION_STEP_ENTRIES, WALK_ATTEMPTS, selectBlocklist, selectBlocklistInSteps, streamBody } from "../blocklists/blocklist";
-import { Pace } from "../../domain/pace";
-import { inTurns, inTurnsWhile } from "../event-loop-turns";
+import { inTurns, inTurnsWhile, loopPace } from "../event-loop-turns";
 import type { Enrichment } from "../enrichment/enrichment";
 import { blacklistRenderer } from "./blacklist-body";
 import { BlacklistOrder, blacklistOrderInSteps } from "./blacklist-order";
@@ -95,7 +94,7 @@ export class Blacklist {
       if (this.orders.has(key)) break;
       const { state, enrichmentTables } = this;
       const unchanged = () => `${index.generation}.${this.allowlistChanges}` === state && enrichment.rangeTables() === enrichmentTables;
-      const pace = new Pace(SELECTION_STEP_ENTRIES);
+      const pace = loopPace(SELECTION_STEP_ENTRIES);
       const filters = filtersOf(query.confidenceMinimum, query.ipVersion);
       const steps = (function* () {
         return yield* blacklistOrderInSteps(yield* selectBlocklistInSteps(index, allowlist.set, filters, { details: true }, pace), enrichment, pace);
@@ -108,7 +107,7 @@ export class Blacklist {
     this.deps.expireDue();
     const order = this.order(query.confidenceMinimum, query.ipVersion);
     const countries = countryFilter(query.onlyCountries, query.exceptCountries);
-    await inTurns(order.prepareInSteps(query.limit, countries, new Pace(SELECTION_STEP_ENTRIES)));
+    await inTurns(order.prepareInSteps(query.limit, countries, loopPace(SELECTION_STEP_ENTRIES)));
     return this.answerFrom(order, query, countries);
   }
 

@@ -28,7 +28,7 @@ import type { Allowlist } from "../allowlist/allowlist";
 import { entryMatches } from "./membership";
 import { Pace } from "../../domain/pace";
 import { allAtOnce } from "../../domain/steps";
-import { inTurnsWhile, nextTurn } from "../event-loop-turns";
+import { inTurnsWhile, loopPace, nextTurn } from "../event-loop-turns";
 
 /** The entries of one list, copied out of the index: IPv4 first, then IPv6, each ascending. */
 export interface BlocklistSelection {
@@ -355,7 +355,7 @@ export class BlocklistService {
     const key = `${state}/${selectionKey(filters, details)}`;
     let walk = this.walks.get(key);
     if (walk === undefined) {
-      const steps = selectBlocklistInSteps(this.deps.index, this.deps.allowlist.set, filters, { details }, new Pace(SELECTION_STEP_ENTRIES));
+      const steps = selectBlocklistInSteps(this.deps.index, this.deps.allowlist.set, filters, { details }, loopPace(SELECTION_STEP_ENTRIES));
       walk = inTurnsWhile(steps, () => this.currentState() === state).finally(() => this.walks.delete(key));
       this.walks.set(key, walk);
     }

@@ -22,9 +22,8 @@ import type { Allowlist } from "../allowlist/allowlist";
 import { type DecisionFilter, addressDecision, currentDecisions, currentDecisionsInSteps } from "./decision-list";
 import { FilterJournal, JOURNAL_KEEP_MS, type PullWork } from "./decision-journal";
 import { type PullView, decisionsJson, planPull, streamPull } from "./decision-stream";
-import { Pace } from "../../domain/pace";
 import { SELECTION_STEP_ENTRIES, WALK_ATTEMPTS } from "../blocklists/blocklist";
-import { inTurns, inTurnsWhile } from "../event-loop-turns";
+import { inTurns, inTurnsWhile, loopPace } from "../event-loop-turns";
 
 const DEFAULT_FILTER: DecisionFilter = { minimumRisk: "HIGH", categories: null, expandNetworks: false };
 /** A decision's scenario by the risk level of its entry (one string each, not one per decision). */
@@ -258,11 +257,11 @@ export class Bouncers {
       const allowlistChanges = this.allowlistChanges;
       if (!journal.needsWholeList(generation, allowlistChanges)) return;
       const unchanged = () => index.generation === generation && this.allowlistChanges === allowlistChanges;
-      const list = await inTurnsWhile(currentDecisionsInSteps(index, allowlist.set, filter, new Pace(SELECTION_STEP_ENTRIES)), unchanged);
+      const list = await inTurnsWhile(currentDecisionsInSteps(index, allowlist.set, filter, loopPace(SELECTION_STEP_ENTRIES)), unchanged);
       if (list === null || !unchanged()) continue;
       this.work.listsComputed++;
       // Compared with the journal in steps too; changes meanwhile are noted for the next sync.
-      await inTurns(journal.syncInSteps(generation, allowlistChanges, this.deps.clock.now(), list, new Pace(SELECTION_STEP_ENTRIES)));
+      await inTurns(journal.syncInSteps(generation, allowlistChanges, this.deps.clock.now(), list, loopPace(SELECTION_STEP_ENTRIES)));
       return;
     }
   }

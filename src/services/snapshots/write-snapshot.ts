@@ -14,8 +14,7 @@ import { scoredReportOf } from "../reports/scorer";
 import { recordOfRow, type AddressRow } from "../../store/address-rows";
 import { BATCH_ROWS, SnapshotWriter } from "../../store/snapshot-writer";
 import { listingReports } from "../../domain/feeds";
-import { inTurns, nextTurn } from "../event-loop-turns";
-import { Pace } from "../../domain/pace";
+import { inTurns, loopPace, nextTurn } from "../event-loop-turns";
 import { ListedNetworks } from "../feeds/listed-networks";
 import { putListingsInto } from "../feeds/listing-records";
 import { keyIdOf, publicKeyOf, SIGNATURE_ALGORITHM, signHash } from "./signing";
@@ -109,7 +108,7 @@ export async function writeSnapshotFile(input: SnapshotFileInput): Promise<Expor
     phases.tables = lap();
     await nextTurn();
 
-    const sha256 = await inTurns(contentHashInSteps(writer.db, new Pace(HASH_STEP_ROWS)));
+    const sha256 = await inTurns(contentHashInSteps(writer.db, loopPace(HASH_STEP_ROWS)));
     writer.insertMeta(signKey === null ? [[META.contentSha256, sha256]] : [[META.contentSha256, sha256], [META.signature, signHash(sha256, signKey)]]);
     writer.close();
     phases.hash = lap();

@@ -111,6 +111,11 @@ export interface Reputation {
   expireDue(): number;
   /** Forgets cached answers (after enrichment data changed). */
   clearCache(): void;
+  /**
+   * Gives the answer cache room for `bytes` of answers before it fills (an edge's new snapshot: see
+   * AnswerCache.reserve); what it has now, in bytes.
+   */
+  reserveAnswerSpace(bytes: number): number;
   /** The listings of networks (or the address itself) around an address, widest first: the detail's `networks`. */
   networksAround(ip: Ip): NetworkView[];
 }
@@ -386,6 +391,10 @@ export function createReputation(deps: {
     clearCache: () => {
       cache.clear();
       unreported.clear();
+    },
+    reserveAnswerSpace: (bytes) => {
+      cache.reserve(bytes);
+      return cache.arenaBytes;
     },
   };
 

@@ -164,6 +164,29 @@ describe("AnswerCache", () => {
     expect(text(cache.viewOf(cache.ofIpv4(5)))).toBe(body(5));
   });
 
+  test("reserved room is filled without the arena growing, and kept through a clear() (an edge's new snapshot)", () => {
+    const reserved = 8 << 20;
+    const cache = new AnswerCache(100_000);
+    cache.reserve(reserved);
+    expect(cache.arenaBytes).toBe(reserved);
+    // Without the reservation these 20,000 answers grow the arena from 1 MiB several times (each a copy of all).
+    for (let v = 0; v < 20_000; v++) cache.set(ipv4FromNumber(v), body(v), FOREVER);
+    expect(cache.arenaBytes).toBe(reserved);
+    expect(Array.from({ length: 20_000 }, (_, v) => text(cache.viewOf(cache.ofIpv4(v))))).toEqual(Array.from({ length: 20_000 }, (_, v) => body(v)));
+    // Past the room it grows as before, keeping every answer.
+    for (let v = 20_000; v < 40_000; v++) cache.set(ipv4FromNumber(v), body(v), FOREVER);
+    expect(cache.arenaBytes).toBeGreaterThan(reserved);
+    expect(text(cache.viewOf(cache.ofIpv4(39_999)))).toBe(body(39_999));
+    cache.clear();
+    expect(cache.arenaBytes).toBe(reserved);
+    // A reservation asked for while answers are cached waits for the next clear(): growing now would be the copy.
+    cache.set(ipv4FromNumber(1), body(1), FOREVER);
+    cache.reserve(2 * reserved);
+    expect(cache.arenaBytes).toBe(reserved);
+    cache.clear();
+    expect(cache.arenaBytes).toBe(2 * reserved);
+  });
+
   test("a view handed out keeps its bytes until the next settle(), even when its answer is dropped", () => {
     const cache = new AnswerCache(100);
     cache.set(ipv4FromNumber(0), body(0), FOREVER);

@@ -65,6 +65,8 @@ export class AnswerCache {
     return handle !== undefined && this.times[offsetOf(handle) / 8 + 1] === sequence;
   };
   private bodyAt = 0;
+  /** Growths that copied the arena into a new buffer (none while the reserved address space lasts). */
+  private copies = 0;
 
   /** `limit`: answers kept at most; past it, each new answer evicts the oldest one. */
   constructor(private readonly limit: number) {
@@ -217,6 +219,11 @@ export class AnswerCache {
     return this.bytes.byteLength;
   }
 
+  /** How many times growing the arena copied it (see ensureRoom). */
+  get growthCopies(): number {
+    return this.copies;
+  }
+
   private mapOf(key: number | string): Map<number | string, number> {
     return (typeof key === "number" ? this.byIpv4 : this.byText) as Map<number | string, number>;
   }
@@ -260,6 +267,7 @@ export class AnswerCache {
     }
     this.useArena(grown);
     this.plain.set(old.subarray(0, this.top));
+    this.copies++;
   }
 
   /**

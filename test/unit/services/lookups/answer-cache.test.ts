@@ -164,6 +164,17 @@ describe("AnswerCache", () => {
     expect(text(cache.viewOf(cache.ofIpv4(5)))).toBe(body(5));
   });
 
+  test("the arena grows in place, without copying its answers, and keeps every one", () => {
+    const cache = new AnswerCache(100_000);
+    const first = cache.arenaBytes;
+    for (let v = 0; v < 40_000; v++) cache.set(ipv4FromNumber(v), body(v), FOREVER);
+    expect(cache.arenaBytes).toBeGreaterThan(4 * first);
+    expect(cache.growthCopies).toBe(0);
+    expect(Array.from({ length: 40_000 }, (_, v) => text(cache.viewOf(cache.ofIpv4(v))))).toEqual(Array.from({ length: 40_000 }, (_, v) => body(v)));
+    cache.clear();
+    expect(cache.arenaBytes).toBe(first);
+  });
+
   test("a view handed out keeps its bytes until the next settle(), even when its answer is dropped", () => {
     const cache = new AnswerCache(100);
     cache.set(ipv4FromNumber(0), body(0), FOREVER);

@@ -4,6 +4,7 @@
 // the hot paths and were measured. The layout differs only in words per node and where a value lives; the
 // base reads it from a RadixLayout.
 
+import { allAtOnce } from "../domain/steps";
 import { type RadixOptions, FREE, LEN_MASK, checkRootBits, checkTreeLinks, growInt32, readTreeBuffer, writeTreeBuffer } from "./radix-common";
 
 export interface RadixLayout {
@@ -224,6 +225,15 @@ export abstract class RadixTreeBase {
 
   /** Reads what `serialize` wrote into `make({ rootBits, initialCapacity })`, a new empty tree of the subclass. */
   protected static load<T extends RadixTreeBase>(buffer: Uint8Array, layout: RadixLayout, make: (options: RadixOptions) => T, linksChecked = false): T {
+    return allAtOnce(RadixTreeBase.loadInSteps(buffer, layout, make, linksChecked));
+  }
+
+  /**
+   * `load`, its arrays copied LOAD_STEP_ELEMENTS at a time with a yield between: a tree of a million addresses is
+   * tens of MiB, and one copy held an edge's event loop 100-120 ms at a swap (loaded machine). The buffer must not
+   * change between steps.
+   */
+  protected static *loadInSteps<T extends RadixTreeBase>(buffer: Uint8Array, layout: RadixLayout, make: (options: RadixOptions) => T, linksChecked = false): Generator<void, T> {
     const { rootBits, header, arrays } = readTreeBuffer(buffer, layout.magic, layout.separateValues ? 3 : 2);
     const [count, top, fixedRoot] = header;
     const tree = make({ rootBits, initialCapacity: top });
@@ -231,9 +241,10 @@ export abstract class RadixTreeBase {
     if (arrays[0].length !== tree.roots.length || arrays[1].length !== top * layout.stride || (layout.separateValues && arrays[2].length !== top)) {
       throw new RangeError("radix buffer: array sizes do not match the header");
     }
-    tree.roots.set(arrays[0]);
-    tree.nodes.set(arrays[1]);
-    if (layout.separateValues) tree.values.set(arrays[2]);
+    yield;
+    yield* copyInSteps(tree.roots, arrays[0]);
+    yield* copyInSteps(tree.nodes, arrays[1]);
+    if (layout.separateValues) yield* copyInSteps(tree.values, arrays[2]);
     tree.top = top;
     tree.count = count;
     if (!linksChecked)
@@ -248,5 +259,15 @@ export abstract class RadixTreeBase {
     // A file written when the root grew by two bits at a time: grown now, while loading, not at a later insert.
     if (tree.count > tree.growAt) tree.growRoot();
     return tree;
+  }
+}
+
+/** Elements of a tree's array copied between two yields of loadInSteps: 4 MiB of Int32, about a millisecond. */
+const LOAD_STEP_ELEMENTS = 1 << 20;
+
+function* copyInSteps(into: Int32Array, from: Int32Array): Generator<void, void> {
+  for (let at = 0; at < from.length; at += LOAD_STEP_ELEMENTS) {
+    into.set(from.subarray(at, at + LOAD_STEP_ELEMENTS), at);
+    if (at + LOAD_STEP_ELEMENTS < from.length) yield;
   }
 }

@@ -266,6 +266,11 @@ export class RadixTree4 extends RadixTreeBase {
     return RadixTreeBase.load(buffer, LAYOUT, (o) => new RadixTree4(o), options.linksChecked === true);
   }
 
+  /** `deserialize` with its copies made a few MiB a step (an edge's swap, between requests). */
+  static deserializeInSteps(buffer: Uint8Array, options: { linksChecked?: boolean } = {}): Generator<void, RadixTree4> {
+    return RadixTreeBase.loadInSteps(buffer, LAYOUT, (o) => new RadixTree4(o), options.linksChecked === true);
+  }
+
   // -------------------------------------------------------------------------------------------------------
   // Internals
 

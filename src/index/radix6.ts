@@ -255,6 +255,11 @@ export class RadixTree6 extends RadixTreeBase {
     return RadixTreeBase.load(buffer, LAYOUT, (o) => new RadixTree6(o), options.linksChecked === true);
   }
 
+  /** `deserialize` with its copies made a few MiB a step (an edge's swap, between requests). */
+  static deserializeInSteps(buffer: Uint8Array, options: { linksChecked?: boolean } = {}): Generator<void, RadixTree6> {
+    return RadixTreeBase.loadInSteps(buffer, LAYOUT, (o) => new RadixTree6(o), options.linksChecked === true);
+  }
+
   // -------------------------------------------------------------------------------------------------------
   // Internals. `this.key` holds the key of the operation in progress.
 

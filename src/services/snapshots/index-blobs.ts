@@ -59,7 +59,7 @@ export function indexFromBlobs(blobs: readonly IndexBlob[], thresholds: RiskThre
   return allAtOnce(indexFromBlobsInSteps(blobs, thresholds));
 }
 
-/** The same, a tree a step (each is copied and its links checked: tens of MiB at a million addresses). */
+/** The same in steps: each tree copied a few MiB a step (tens of MiB at a million addresses), its links checked in one. */
 export function* indexFromBlobsInSteps(blobs: readonly IndexBlob[], thresholds: RiskThresholds, options: { linksChecked?: boolean; networkCount?: number } = {}): Generator<void, ReputationIndex | null> {
   const byName = new Map(blobs.map((b) => [b.name, b]));
   const probe = new ReputationIndex(undefined, 0).toParts().columns;
@@ -75,9 +75,9 @@ export function* indexFromBlobsInSteps(blobs: readonly IndexBlob[], thresholds: 
   if (v4?.type !== "radix4" || v6?.type !== "radix6") return null;
   // Slots are the addresses and the listed networks: as many as each column holds (fromParts checks the trees agree).
   const slots = columns.score.length;
-  const v4Tree = RadixTree4.deserialize(v4.bytes, options);
+  const v4Tree = yield* RadixTree4.deserializeInSteps(v4.bytes, options);
   yield;
-  const v6Tree = RadixTree6.deserialize(v6.bytes, options);
+  const v6Tree = yield* RadixTree6.deserializeInSteps(v6.bytes, options);
   yield;
   const parts = { v4: v4Tree, v6: v6Tree, slots, columns };
   // Counted by walking both trees unless known (the blob reader's thread counted them).

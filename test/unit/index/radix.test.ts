@@ -452,3 +452,30 @@ describe("deserialize refuses a corrupt buffer", () => {
     expect(() => load(badLength)).toThrow(RangeError);
   });
 });
+
+describe("deserializeInSteps", () => {
+  test("a tree of 300,000 addresses loads over several steps into the same tree as deserialize", () => {
+    const tree = new RadixTree4();
+    const next = rng(29);
+    const addresses: number[] = [];
+    for (let i = 0; i < 300_000; i++) {
+      const address = Math.floor(next() * 2 ** 32) >>> 0;
+      addresses.push(address);
+      tree.set(address, 32, i);
+    }
+    const buffer = tree.serialize();
+    const steps = RadixTree4.deserializeInSteps(buffer);
+    let yields = 0;
+    let result = steps.next();
+    while (!result.done) {
+      yields++;
+      result = steps.next();
+    }
+    const stepped = result.value;
+    // One yield after the allocation, then one a 2^20 words of the node array (four words a node, over 300,000 nodes).
+    expect(yields).toBeGreaterThanOrEqual(2);
+    expect(stepped.size).toBe(tree.size);
+    expect(stepped.serialize()).toEqual(buffer);
+    for (let i = 0; i < addresses.length; i += 997) expect(stepped.get(addresses[i])).toBe(tree.get(addresses[i]));
+  });
+});

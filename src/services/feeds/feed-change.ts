@@ -46,8 +46,11 @@ export interface FeedImportResult {
   rescored: number;
 }
 
-/** Entries a step moves at most; fewer when the step's rescoring and records cost more (see nextLimit). */
-export const STEP_ENTRIES = 1024;
+/**
+ * Entries a step moves at most; fewer when the step's rescoring and records cost more (see nextLimit). 1,024 held
+ * the event loop 20-60 ms of CPU a step beside a million listings (loaded machine, issue 29).
+ */
+export const STEP_ENTRIES = 512;
 /** A rescore costs about as much as this many moved entries (it reads the address's sums and writes its row). */
 const RESCORE_COST = 16;
 

@@ -47,10 +47,10 @@ export interface FeedImportResult {
 }
 
 /**
- * Entries a step moves at most; fewer when the step's rescoring and records cost more (see nextLimit). 1,024 held
- * the event loop 20-60 ms of CPU a step beside a million listings (loaded machine, issue 29).
+ * Entries a step moves at most; fewer when the step's rescoring and records cost more (see nextLimit). 512 was tried
+ * (issue 29): the late ticks stayed as many (they are the index's growth) and a 1 M-line refresh took 2-3× as long.
  */
-export const STEP_ENTRIES = 512;
+export const STEP_ENTRIES = 1024;
 /** A rescore costs about as much as this many moved entries (it reads the address's sums and writes its row). */
 const RESCORE_COST = 16;
 

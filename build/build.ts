@@ -14,7 +14,7 @@ const ENTRY = join(root, "src/main.ts");
  * Worker scripts the program starts (src/services/worker-module.ts names them inside the executable): compiled in as
  * further entry points after the program's, which stays first (the first entry is what the executable runs).
  */
-export const WORKER_ENTRIES = ["src/services/reports/parse-worker.ts", "src/services/reports/score-worker.ts", "src/services/snapshots/export-worker.ts", "src/services/snapshots/blob-reader-worker.ts"].map((file) => join(root, file));
+export const WORKER_ENTRIES = ["src/services/reports/parse-worker.ts", "src/services/reports/score-worker.ts", "src/services/snapshots/export-worker.ts", "src/services/snapshots/blob-reader-worker.ts", "src/services/feeds/feed-parse-worker.ts"].map((file) => join(root, file));
 const PACK_ENRICHMENT = join(root, "build/pack-enrichment.ts");
 const EMBED_MIGRATIONS = join(root, "build/embed-migrations.ts");
 

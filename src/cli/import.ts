@@ -19,6 +19,7 @@ import { indexFilePath, refreshIndexFile } from "../services/changes/persisted-i
 import type { RiskThresholds } from "../domain/risk";
 import type { Store } from "../store/database";
 import { type ProgressBar, progressBar } from "./progress";
+import { yieldProcessCpuToServers } from "../services/background-priority";
 
 const PARSE_ON_A_WORKER_FROM_BYTES = 8 * 1024 * 1024;
 
@@ -103,6 +104,8 @@ async function importReportsCommand(argv: string[]): Promise<number> {
   }
   const config = resolveConfig(args.flags);
   const params = scoringParametersOf(config);
+  // Beside a running server on the same data directory: its lookups first, every thread (issue 29).
+  yieldProcessCpuToServers();
 
   const file = args.positionals[0];
   const input = file === "-" ? { stream: Bun.stdin.stream(), size: null } : openFile(file);
@@ -216,6 +219,8 @@ async function importBlocklistCommand(argv: string[]): Promise<number> {
   const category = parseCategory(flag(args, "--category"), "--category");
   const severity = parseFeedSeverity(flag(args, "--severity"), "--severity");
   const config = resolveConfig(args.flags);
+  // Beside a running server on the same data directory: its lookups first, every thread (issue 29).
+  yieldProcessCpuToServers();
   const file = args.positionals[0];
   const text = file === "-" ? await Bun.stdin.text() : await inputFile(file).text();
 

@@ -85,8 +85,8 @@ async function exportCommand(argv: string[]): Promise<number> {
   if (!existsSync(databasePath(config.dataDir))) throw new AppError("not_found", `no database in ${config.dataDir} (give --data-dir)`);
   const store = openStore(config.dataDir, { sync: config.syncMode });
   try {
-    // Beside a running server on the same data directory: its lookups first (issue 29).
-    (await import("../services/background-priority")).yieldCpuToServers();
+    // Beside a running server on the same data directory: its lookups first, every thread (issue 29).
+    (await import("../services/background-priority")).yieldProcessCpuToServers();
     const enrichment = await openEnrichment({ dataDir: config.dataDir });
     const result = await exportSnapshot({
       store,
@@ -145,7 +145,7 @@ async function verifyCommand(argv: string[]): Promise<number> {
   const file = oneFile(args.positionals, "verify");
   const { verifySnapshot } = await import("../services/snapshots/export");
   // An edge verifies each snapshot it pulls with this command while it answers lookups (issue 29).
-  (await import("../services/background-priority")).yieldCpuToServers();
+  (await import("../services/background-priority")).yieldProcessCpuToServers();
   const result = verifySnapshot(file, flag(args, "--pubkey"));
   if (hasSwitch(args, "--json")) {
     console.log(JSON.stringify(result, null, 2));

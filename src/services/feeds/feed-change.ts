@@ -6,12 +6,13 @@
 
 import type { Category } from "../../domain/categories";
 import { AppError } from "../../domain/errors";
-import type { FeedList, FeedListError } from "../../domain/feed-list";
+import type { FeedListError } from "../../domain/feed-list";
 import type { Severity } from "../../domain/scoring";
 import { inTransaction, type Store, unlessLocked } from "../../store/database";
 import type { FeedRow, FeedTables } from "../../store/feeds";
 import type { FeedVersion, ListedNetworks } from "./listed-networks";
 import type { ListingMove, ListingStep, StepOutcome } from "./listing-step";
+import type { ParsedFeedList } from "./parse-in-worker";
 
 /**
  * A change's steps yield between steps; a number yielded asks for a pause of that many milliseconds first: another
@@ -45,7 +46,10 @@ export interface FeedImportResult {
   rescored: number;
 }
 
-/** Entries a step moves at most; fewer when the step's rescoring and records cost more (see nextLimit). */
+/**
+ * Entries a step moves at most; fewer when the step's rescoring and records cost more (see nextLimit). 512 was tried
+ * (issue 29): the late ticks stayed as many (they are the index's growth) and a 1 M-line refresh took 2-3× as long.
+ */
 export const STEP_ENTRIES = 1024;
 /** A rescore costs about as much as this many moved entries (it reads the address's sums and writes its row). */
 const RESCORE_COST = 16;
@@ -142,7 +146,7 @@ function otherEntries(listed: ListedNetworks, feed: string, keep: FeedVersion | 
 }
 
 /** Makes a parsed list the feed's entries (replace) or adds them, in steps. A replace with nothing parsed is refused. */
-export function* importSteps(ctx: ChangeContext, name: string, list: FeedList, options: FeedImportOptions, nowMs: number): Steps<FeedImportResult> {
+export function* importSteps(ctx: ChangeContext, name: string, list: ParsedFeedList, options: FeedImportOptions, nowMs: number): Steps<FeedImportResult> {
   const { tables, listed } = ctx;
   if (list.entries.length === 0 && options.replace) {
     throw new AppError("bad_request", `The list has no valid entries (${list.badLines} bad lines): a replace would empty feed ${name}, so nothing was changed`);
@@ -164,7 +168,7 @@ export function* importSteps(ctx: ChangeContext, name: string, list: FeedList, o
       const moves: ListingMove[] = [];
       // Entries looked at are bounded too: started again, most of the list is already moved.
       for (const end = Math.min(list.entries.length, i + 16 * STEP_ENTRIES); i < end && moves.length < limit; i++) {
-        const cidr = list.entries[i]!;
+        const cidr = list.entries.at(i)!;
         const before = listed.versionAt(name, cidr);
         if (before !== version) moves.push({ feed: name, cidr, to: version, write: before === undefined ? "insert" : null });
       }

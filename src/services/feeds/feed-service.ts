@@ -18,6 +18,7 @@ import { type FollowContext, followSteps } from "./feed-follow";
 import type { ListedNetworks } from "./listed-networks";
 import { putListingsInto } from "./listing-records";
 import { ListingStep, type ListingStepDeps } from "./listing-step";
+import type { ParsedFeedList } from "./parse-in-worker";
 
 export type { FeedImportOptions, FeedImportResult } from "./feed-change";
 
@@ -147,7 +148,7 @@ export class FeedService {
   }
 
   /** importList in steps with a turn of the event loop between them, after the changes queued before it. */
-  importInTurns(name: string, list: FeedList, options: FeedImportOptions): Promise<FeedImportResult> {
+  importInTurns(name: string, list: ParsedFeedList, options: FeedImportOptions): Promise<FeedImportResult> {
     return this.followedIfFailed(this.inTurnsQueued(() => importSteps(this.changeContext, name, list, options, this.deps.clock.now())));
   }
 

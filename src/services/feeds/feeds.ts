@@ -7,12 +7,11 @@ import type { Clock } from "../../domain/clock";
 import { AppError } from "../../domain/errors";
 import { parseFeedName, parseFeedSeverity, parseFeedSource } from "../../domain/feeds";
 import type { Severity } from "../../domain/scoring";
-import { type FeedList, PARSE_STEP_LINES, parseFeedListInSteps } from "../../domain/feed-list";
-import { Pace } from "../../domain/pace";
-import { inTurns } from "../event-loop-turns";
+import type { FeedList } from "../../domain/feed-list";
 import type { FeedRow, FeedTables } from "../../store/feeds";
 import type { FeedImportOptions, FeedImportResult, FeedService } from "./feed-service";
 import { type RefreshOutcome, FeedRefresher } from "./feed-refresh";
+import { parseFeedListInWorker } from "./parse-in-worker";
 import { checkFeedSchedule, DEFAULT_FEED_SCHEDULE, FeedSchedule, nextFeedRefresh } from "./feed-schedule";
 
 export interface FeedDefinition {
@@ -70,10 +69,10 @@ export class Feeds {
     return this.deps.service.importText(parseFeedName(name), text, options, onProgress);
   }
 
-  /** importText in steps between requests (`POST /v1/admin/feeds/{name}`): the parse, then the change (issue 29). */
+  /** importText for a server (`POST /v1/admin/feeds/{name}`): parsed on a worker thread, changed in steps between requests (issue 29). */
   async importTextInTurns(name: string, text: string, options: FeedImportOptions): Promise<FeedImportResult> {
     const feed = parseFeedName(name);
-    const list = await inTurns(parseFeedListInSteps(text, new Pace(PARSE_STEP_LINES)));
+    const list = await parseFeedListInWorker({ text });
     return this.deps.service.importInTurns(feed, list, options);
   }
 

@@ -26,7 +26,7 @@ describe("build/build.ts compile arguments", () => {
     },
   );
 
-  test("compile src/main.ts, the one command-line entry, first; then the worker scripts (the import's, the snapshots')", () => {
+  test("compile src/main.ts, the one command-line entry, first; then the worker scripts (the import's, the snapshots', the feed list parser's)", () => {
     const entries = args.filter((a) => a.endsWith(".ts"));
     expect(entries[0]).toMatch(/\/src\/main\.ts$/);
     expect(entries.slice(1).map((e) => e.slice(e.indexOf("/src/") + 1))).toEqual([
@@ -34,6 +34,7 @@ describe("build/build.ts compile arguments", () => {
       "src/services/reports/score-worker.ts",
       "src/services/snapshots/export-worker.ts",
       "src/services/snapshots/blob-reader-worker.ts",
+      "src/services/feeds/feed-parse-worker.ts",
     ]);
     expect(args.slice(-entries.length)).toEqual(entries);
     expect(args[0]).toBe("build");

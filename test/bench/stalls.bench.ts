@@ -134,7 +134,7 @@ async function waitReady(url: string, what: string, tries = 3000): Promise<void>
 function feedList(lines: number, shift: number): string {
   const out: string[] = ["# stalls benchmark feed"];
   for (let i = 0; i < lines; i++) {
-    if (i % 10 === 9) out.push(`${formatIpv4((0x30000000 + (i / 10) * 256) >>> 0)}/24`);
+    if (i % 10 === 9) out.push(`${formatIpv4((0x30000000 + Math.floor(i / 10) * 256) >>> 0)}/24`);
     else out.push(formatIpv4((0x14000000 + i * 13 + (i % 10 === shift ? 5 : 0)) >>> 0));
   }
   return out.join("\n") + "\n";

@@ -82,6 +82,12 @@ export interface AddressScorer {
    * own; absent when this scorer counts no listings. A large import scores its batches with them.
    */
   readonly listingsOf?: (ip: Ip) => ScoredReport[];
+  /**
+   * For a large import, which scores its batches from the reports itself: makes the sums of an address it found
+   * with more than the threshold of reports in its window at `nowMs` (a writing scorer only), so that the next
+   * report about it does not read them all. Inside the import's transaction, after its reports are written.
+   */
+  readonly sumIfMany?: (ipText: string, nowMs: number, reportsInWindow: number) => void;
 }
 
 export interface RescoreOf {
@@ -252,6 +258,12 @@ export function createAddressScorer(store: Store, params: ScoringParameters, opt
     };
   }
   const { upsert, remove } = addressWriter(store);
+  const sumIfMany = (ipText: string, nowMs: number, reportsInWindow: number): void => {
+    if (reportsInWindow <= sumsAbove) return;
+    const units = sums.unitsNow();
+    if (units === null || !unitsMatch(units, params) || !sumsUsableAt(units, nowMs, params) || sums.summedAmong([ipText]).size > 0) return;
+    sums.materialise(ipText, retentionCutoffMs(nowMs, params));
+  };
 
   const write = (ip: Ip, nowMs: number, score: AddressScore, dueMs: () => number | null): AddressRecord | null => {
     const record = recordOfScore(score);
@@ -282,5 +294,6 @@ export function createAddressScorer(store: Store, params: ScoringParameters, opt
     },
     rescoreAll: (addresses) => scoreAll(addresses, true).map(({ score, dueMs }, i) => write(addresses[i]!.ip, addresses[i]!.nowMs, score, dueMs)),
     listingsOf,
+    sumIfMany,
   };
 }

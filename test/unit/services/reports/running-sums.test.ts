@@ -19,6 +19,7 @@ import { CATEGORIES, categoryBit, type Category } from "../../../../src/domain/c
 import { parseIp } from "../../../../src/domain/ip";
 import { DAY_MS, DEFAULT_SCORING_PARAMETERS, nextRescoreDueMs, resolveScoringParameters, retentionCutoffMs, scoreReports, type ReportStatus, type ScoredReport, type ScoringParameters, type Severity } from "../../../../src/domain/scoring";
 import { createAddressScorer } from "../../../../src/services/reports/scorer";
+import { importReportStream } from "../../../../src/services/reports/import";
 import { AddressReports } from "../../../../src/store/address-reports";
 import { databasePath, openStore, type Store, inTransaction } from "../../../../src/store/database";
 import { SUMS_ABOVE_REPORTS } from "../../../../src/domain/running-sums";
@@ -236,4 +237,25 @@ test("an address of few reports is scored from them and writes nothing to the su
   insert.run(OTHER.text, 1, T0, T0);
   expectFormula(DEFAULT_SCORING_PARAMETERS, T0, undefined, OTHER);
   expect(isSummed(OTHER)).toBe(true);
+});
+
+test("a large import leaves an address of many reports summed (the sums a live report would have made), and one of few not", async () => {
+  const lines = ["IP,Categories,ReportDate,Comment"];
+  for (let i = 0; i < 300; i++) lines.push(`${IP.text},${i % 2 === 0 ? "18" : '"18,22"'},${new Date(T0 - 60_000 - i * 3_600_000).toISOString()},flood`);
+  for (let i = 0; i < 5; i++) lines.push(`${OTHER.text},18,${new Date(T0 - 60_000 - i * DAY_MS).toISOString()},few`);
+  async function* pieces() {
+    yield `${lines.join("\n")}\n`;
+  }
+  const scorer = createAddressScorer(store, DEFAULT_SCORING_PARAMETERS);
+  const summary = await importReportStream({ store, scorer }, pieces(), { reporterId: 3, nowMs: T0, severity: 4, bulkFromReports: 100, scoringWorker: false, parseWorker: false });
+  expect(summary.scoring).toBe("this thread");
+  expect(isSummed(IP)).toBe(true);
+  expect(isSummed(OTHER)).toBe(false);
+  expect(sumRowsOf(OTHER)).toBe(0);
+  expect(store.sqlite.query("SELECT reports FROM reporter_score_sums WHERE ip = ?").get(IP.text)).toEqual({ reports: 450 });
+  // Then live reports about both: the flooded address's from its sums, as the formula says.
+  store.sqlite.query("INSERT INTO reports (ip, ip_version, reporter_id, category, severity, description, status, source, created_at, status_changed_at) VALUES (?, 4, 1, 'SSH', 2, '', 'pending', 'api', ?, ?)").run(IP.text, T0 + 1, T0 + 1);
+  expect(store.sqlite.query("SELECT sum(reports) AS n FROM reporter_score_sums WHERE ip = ?").get(IP.text)).toEqual({ n: 451 });
+  expectFormula(DEFAULT_SCORING_PARAMETERS, T0 + 1, scorer);
+  expectFormula(DEFAULT_SCORING_PARAMETERS, T0 + 1, scorer, OTHER);
 });

@@ -5,6 +5,12 @@
 import { type AddressScore, DAY_MS, firstChangeMs, scoreFromWeight, scoreReports, type ScoredReport, type ScoringParameters, type Severity } from "./scoring";
 import { riskLevelOf } from "./risk";
 
+/**
+ * An address is summed once it has more reports than this in its retention window: below, scoring reads its
+ * reports (as few as this), and a report about it costs no write beyond its own row; above, one row per reporter.
+ */
+export const SUMS_ABOVE_REPORTS = 64;
+
 /** The units the sums are in: the weights and half-life they were summed with, and their epoch. */
 export interface SumUnits {
   readonly epochMs: number;

@@ -52,28 +52,6 @@ export interface CountingReportRow {
   category: string;
 }
 
-export interface AddressCountingReportRow extends CountingReportRow {
-  ip: string;
-}
-
-/**
- * A prepared reader of the counting reports of several addresses at once: `.all(JSON array of addresses,
- * retentionCutoffMs)`, each address's rows in the order countingReportsOf gives them. The unary `+` keeps SQLite
- * on the (ip, created_at) index instead of a week of the status index.
- */
-export function countingReportsOfAddresses(store: Pick<Store, "sqlite">) {
-  return store.sqlite.prepare<AddressCountingReportRow, [string, number]>(
-    `SELECT ip, id, reporter_id AS reporterId, severity, created_at AS createdAtMs, status, category
-       FROM reports
-      WHERE ip IN (SELECT value FROM json_each(?)) AND +status IN ('pending', 'verified') AND created_at >= ?`,
-  );
-}
-
-/** A prepared reader of an address's counting reports: `.all(ip, retentionCutoffMs)`. */
-export function countingReportsOf(store: Pick<Store, "sqlite">) {
-  return store.sqlite.prepare<CountingReportRow, [string, number]>(countingReportsSql());
-}
-
 /** The statements of `import reports`: reports (status pending, source import) with their first transition. */
 export function importStatements(sqlite: Database) {
   return {

@@ -1,5 +1,5 @@
-// The running sums of report weights per address and reporter, kept by triggers on `reports` (migration 0008), so that
-// scoring an address reads one row per reporter instead of every report it ever had (docs/decisions.md).
+// The running sums of report weights per address and reporter, kept by triggers on `reports` (migrations 0008, 0009) for
+// the addresses with many reports, so that scoring one reads one row per reporter instead of every report it ever had.
 
 import { integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
@@ -26,6 +26,15 @@ export const reporterScoreSums = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.ip, t.reporterId] })],
 );
+
+/**
+ * The addresses whose reports are summed (one that had more than a threshold of reports in the retention window
+ * when scored): the triggers on `reports` keep the sums of these only, and the scorer reads the reports of the
+ * others (at most the threshold), so an ordinary report costs no write beyond its row. See docs/decisions.md.
+ */
+export const scoreSumAddresses = sqliteTable("score_sum_addresses", {
+  ip: text("ip").primaryKey(),
+});
 
 /** How many reports in `reporter_score_sums` carry each category, per address: the categories mask without a scan. */
 export const addressCategoryCounts = sqliteTable(

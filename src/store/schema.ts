@@ -4,7 +4,7 @@
 
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex, blob } from "drizzle-orm/sqlite-core";
-import { addressCategoryCounts, reporterScoreSums, scoreSumParams } from "./schema-score-sums";
+import { addressCategoryCounts, reporterScoreSums, scoreSumAddresses, scoreSumParams } from "./schema-score-sums";
 import { forwardedReports } from "./schema-forwarded-reports";
 
 // Tables kept in files of their own, re-exported so that every table is reached through this module (drizzle-kit reads it).
@@ -469,6 +469,7 @@ export const schemaTables = {
   reporterScoreSums,
   addressCategoryCounts,
   scoreSumParams,
+  scoreSumAddresses,
   clearedReportTimes,
   creditLedger,
   creditBalances,

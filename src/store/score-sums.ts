@@ -1,6 +1,7 @@
-// The running sums of the reports (reporter_score_sums, address_category_counts, score_sum_params; migration 0006):
-// their units, what one address's sums hold, taking out reports that passed retention, and rebuilding the sums
-// in other units. The triggers of migration 0006 keep them current on every write to `reports`.
+// The running sums of the reports (reporter_score_sums, address_category_counts, score_sum_params, score_sum_addresses;
+// migrations 0008, 0009): which addresses are summed, making an address's sums from its reports, their units, what
+// one address's sums hold, taking out reports that passed retention, and rebuilding the sums in other units. The
+// triggers of migration 0009 keep the summed addresses' sums current on every write to `reports`.
 
 import type { Database } from "bun:sqlite";
 import type { Store } from "./database";
@@ -32,6 +33,18 @@ export interface PastReport {
 }
 
 const COUNTING = "('pending', 'verified')";
+const NO_FLOOR = -9007199254740991;
+
+/** A report of an address in the retention window, whatever its state (the scorer counts them all to the threshold). */
+export interface WindowReportRow {
+  ip: string;
+  id: number;
+  reporterId: number;
+  severity: number;
+  createdAtMs: number;
+  status: string;
+  category: string;
+}
 
 /** The term of report `r` in the sums, in SQL (the triggers' expression). */
 const termSql = (r: string) => `(SELECT CASE ${r}.severity WHEN 1 THEN weight_1 WHEN 2 THEN weight_2 WHEN 3 THEN weight_3 WHEN 4 THEN weight_4 ELSE weight_5 END
@@ -49,6 +62,11 @@ export class ScoreSums {
   private readonly advance;
   private readonly takeCategory;
   private readonly dropEmptyCategories;
+  private readonly summedOne;
+  private readonly summedMany;
+  private readonly windowOne;
+  private readonly windowMany;
+  private readonly materialiseStatements;
 
   constructor(private readonly sqlite: Database) {
     this.units = sqlite.prepare<UnitsRow, []>(
@@ -82,6 +100,57 @@ export class ScoreSums {
     );
     this.takeCategory = sqlite.prepare<never, [number, string, string]>("UPDATE address_category_counts SET reports = reports - ? WHERE ip = ? AND category = ?");
     this.dropEmptyCategories = sqlite.prepare<never, [string]>("DELETE FROM address_category_counts WHERE ip = ? AND reports <= 0");
+    this.summedOne = sqlite.prepare<{ ip: string }, [string]>("SELECT ip FROM score_sum_addresses WHERE ip = ?");
+    this.summedMany = sqlite.prepare<{ ip: string }, [string]>(
+      "SELECT j.value AS ip FROM json_each(?) j WHERE EXISTS (SELECT 1 FROM score_sum_addresses s WHERE s.ip = j.value)",
+    );
+    // Through the (ip, created_at) index; every state, so that rejected reports count towards the threshold too.
+    const windowColumns = "ip, id, reporter_id AS reporterId, severity, created_at AS createdAtMs, status, category";
+    this.windowOne = sqlite.prepare<WindowReportRow, [string, number]>(`SELECT ${windowColumns} FROM reports WHERE ip = ? AND created_at >= ?`);
+    this.windowMany = sqlite.prepare<WindowReportRow, [string, number]>(
+      `SELECT ${windowColumns} FROM reports WHERE ip IN (SELECT value FROM json_each(?)) AND created_at >= ?`,
+    );
+    this.materialiseStatements = [
+      sqlite.prepare<never, [string]>("INSERT OR IGNORE INTO score_sum_addresses (ip) VALUES (?)"),
+      sqlite.prepare<never, [string]>("DELETE FROM reporter_score_sums WHERE ip = ?"),
+      sqlite.prepare<never, [string]>("DELETE FROM address_category_counts WHERE ip = ?"),
+      // Each reporter's counting reports from the cutoff on, with the cutoff as its floor (the triggers then leave
+      // out a report dated before it, as the scorer's retention would).
+      sqlite.prepare<never, [string, number]>(
+        `INSERT INTO reporter_score_sums (ip, reporter_id, weight, reports, verified, oldest, newest, floor)
+           SELECT r.ip, r.reporter_id, sum(${termSql("r")}), count(*), sum(r.status = 'verified'), min(r.created_at), max(r.created_at), ?2
+             FROM reports r WHERE r.ip = ?1 AND r.created_at >= ?2 AND +r.status IN ${COUNTING} GROUP BY r.reporter_id`,
+      ),
+      sqlite.prepare<never, [string, number]>(
+        `INSERT INTO address_category_counts (ip, category, reports)
+           SELECT ip, category, count(*) FROM reports WHERE ip = ?1 AND created_at >= ?2 AND +status IN ${COUNTING} GROUP BY category`,
+      ),
+    ] as const;
+  }
+
+  /** Which of these addresses are summed (the others are scored from their reports). */
+  summedAmong(ipTexts: readonly string[]): Set<string> {
+    const rows = ipTexts.length === 1 ? this.summedOne.all(ipTexts[0]!) : this.summedMany.all(JSON.stringify(ipTexts));
+    return new Set(rows.map((r) => r.ip));
+  }
+
+  /** The reports of these addresses dated from `cutoffMs` on, in every state. */
+  reportsInWindow(ipTexts: readonly string[], cutoffMs: number): WindowReportRow[] {
+    return ipTexts.length === 1 ? this.windowOne.all(ipTexts[0]!, cutoffMs) : this.windowMany.all(JSON.stringify(ipTexts), cutoffMs);
+  }
+
+  /**
+   * Makes the address a summed one: its sums from its counting reports dated from `cutoffMs` on (the retention
+   * cutoff at the time it is scored), which the triggers keep from then on. Call inside a transaction, in the
+   * units the sums are in.
+   */
+  materialise(ipText: string, cutoffMs: number): void {
+    const [member, dropSums, dropCategories, sumReporters, countCategories] = this.materialiseStatements;
+    member.run(ipText);
+    dropSums.run(ipText);
+    dropCategories.run(ipText);
+    sumReporters.run(ipText, cutoffMs);
+    countCategories.run(ipText, cutoffMs);
   }
 
   /** The units the sums are in now. */
@@ -138,7 +207,10 @@ export class ScoreSums {
     this.dropEmptyCategories.run(ipText);
   }
 
-  /** Sums every counting report again in `units` (after the scoring parameters changed). Call inside a transaction. */
+  /**
+   * Sums every counting report of the summed addresses again in `units` (after the scoring parameters changed).
+   * Call inside a transaction.
+   */
   rebuild(units: SumUnits): void {
     const w = units.severityWeights;
     this.sqlite
@@ -148,10 +220,13 @@ export class ScoreSums {
     this.sqlite.exec("DELETE FROM address_category_counts");
     this.sqlite.exec(
       `INSERT INTO reporter_score_sums (ip, reporter_id, weight, reports, verified, oldest, newest, floor)
-         SELECT r.ip, r.reporter_id, sum(${termSql("r")}), count(*), sum(r.status = 'verified'), min(r.created_at), max(r.created_at), -9007199254740991
-           FROM reports r WHERE r.status IN ${COUNTING} GROUP BY r.ip, r.reporter_id`,
+         SELECT r.ip, r.reporter_id, sum(${termSql("r")}), count(*), sum(r.status = 'verified'), min(r.created_at), max(r.created_at), ${NO_FLOOR}
+           FROM score_sum_addresses s JOIN reports r ON r.ip = s.ip WHERE +r.status IN ${COUNTING} GROUP BY r.ip, r.reporter_id`,
     );
-    this.sqlite.exec(`INSERT INTO address_category_counts (ip, category, reports) SELECT ip, category, count(*) FROM reports WHERE status IN ${COUNTING} GROUP BY ip, category`);
+    this.sqlite.exec(
+      `INSERT INTO address_category_counts (ip, category, reports)
+         SELECT r.ip, r.category, count(*) FROM score_sum_addresses s JOIN reports r ON r.ip = s.ip WHERE +r.status IN ${COUNTING} GROUP BY r.ip, r.category`,
+    );
   }
 }
 

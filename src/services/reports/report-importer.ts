@@ -338,6 +338,8 @@ export class ReportImporter {
       const at = i * SCORED_FIELDS;
       const total = v[at + 1];
       const bit = v[at + 4];
+      // An address of many reports is left summed, as a live report would leave it (scorer.ts).
+      if (total > 0) this.deps.scorer.sumIfMany?.(ip, this.now, total);
       if (total === 0) removeAddress.run(ip);
       else upsertAddress.run(ip, ip.includes(":") ? 6 : 4, v[at], total, v[at + 2], v[at + 3], bit < 0 ? null : CATEGORIES[bit], orNull(v[at + 5]), orNull(v[at + 6]), this.now, orNull(v[at + 7]));
       if (rescore.changes) {

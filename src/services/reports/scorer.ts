@@ -1,11 +1,12 @@
 // Recomputes one address's state (contract 5.7) and writes it to the `addresses` table, inside the caller's
-// transaction: from the running sums of its reporters (score-sums.ts), so the cost does not grow with the reports
-// it already has, or from its counting reports where the sums cannot answer (running-sums.ts says when). The in-memory index is updated by the caller after the commit, from
-// the record this returns, so the index never shows what the store does not hold. The same reading of reports
-// serves the read-only offline commands (`persist: false`) and the snapshot export.
+// transaction: from its reports in the retention window while they are few (at most the sums threshold), else from
+// the running sums of its reporters (score-sums.ts), so the cost does not grow with the reports it already has;
+// an address found past the threshold gets its sums made then. The in-memory index is updated by the caller after
+// the commit, from the record this returns, so the index never shows what the store does not hold. The same
+// reading serves the read-only offline commands (`persist: false`) and the snapshot export.
 
 import { addressWriter } from "../../store/address-rows";
-import { type CountingReportRow, countingReportsOf, countingReportsOfAddresses, countingReportsSql } from "../../store/reports";
+import { type CountingReportRow, countingReportsSql } from "../../store/reports";
 import { categoryBit, type Category } from "../../domain/categories";
 import type { Ip } from "../../domain/ip";
 import {
@@ -19,7 +20,18 @@ import {
   type Severity,
 } from "../../domain/scoring";
 import { type Listing, listingReports } from "../../domain/feeds";
-import { nextRescoreDueOfSums, reportTerm, type ReporterSum, scoreOfSums, type SummedAddress, type SumUnits, sumUnitsOf, sumsUsableAt, unitsMatch } from "../../domain/running-sums";
+import {
+  nextRescoreDueOfSums,
+  reportTerm,
+  type ReporterSum,
+  scoreOfSums,
+  SUMS_ABOVE_REPORTS,
+  type SummedAddress,
+  type SumUnits,
+  sumUnitsOf,
+  sumsUsableAt,
+  unitsMatch,
+} from "../../domain/running-sums";
 import { scoreSumsOf } from "../../store/score-sums";
 import type { AddressRecord } from "../../index/reputation-index";
 import { inTransaction, type Store } from "../../store/database";
@@ -70,6 +82,12 @@ export interface AddressScorer {
    * own; absent when this scorer counts no listings. A large import scores its batches with them.
    */
   readonly listingsOf?: (ip: Ip) => ScoredReport[];
+  /**
+   * For a large import, which scores its batches from the reports itself: makes the sums of an address it found
+   * with more than the threshold of reports in its window at `nowMs` (a writing scorer only), so that the next
+   * report about it does not read them all. Inside the import's transaction, after its reports are written.
+   */
+  readonly sumIfMany?: (ipText: string, nowMs: number, reportsInWindow: number) => void;
 }
 
 export interface RescoreOf {
@@ -92,13 +110,17 @@ export interface ScorerOptions {
    * report again, with this epoch (now); default: the formula is used until a scorer that may rebuild does.
    */
   rebuildSumsAtMs?: number;
+  /**
+   * An address with more reports than this in its retention window (any state) is summed from then on; default
+   * SUMS_ABOVE_REPORTS (tests use small ones to cross it often).
+   */
+  sumsAboveReports?: number;
 }
 
 export function createAddressScorer(store: Store, params: ScoringParameters, options: ScorerOptions = {}): AddressScorer {
   const persist = options.persist !== false;
-  const selectCounting = countingReportsOf(store);
-  const selectCountingOfAll = countingReportsOfAddresses(store);
   const sums = scoreSumsOf(store);
+  const sumsAbove = options.sumsAboveReports ?? SUMS_ABOVE_REPORTS;
   const listingsAround = options.listingsAround;
   const listingReportsOf = listingsAround ? (ip: Ip): ScoredReport[] => listingReports(listingsAround(ip)) : undefined;
   const withListings = (ip: Ip, reports: ScoredReport[]): ScoredReport[] => {
@@ -115,13 +137,15 @@ export function createAddressScorer(store: Store, params: ScoringParameters, opt
     }
   }
 
-  /** Each address's reports, read at the earliest cutoff of all and then cut at its own. */
-  const reportsOfAll = (addresses: readonly RescoreOf[]): ScoredReport[][] => {
+  /**
+   * Each address's counting reports, read at the earliest cutoff of all and then cut at its own, and how many
+   * reports (any state) it has in its own window.
+   */
+  const reportsOfAll = (addresses: readonly RescoreOf[]): { reports: ScoredReport[]; inWindow: number }[] => {
     let cutoff = Number.POSITIVE_INFINITY;
     for (const a of addresses) cutoff = Math.min(cutoff, retentionCutoffMs(a.nowMs, params));
     const byIp = new Map<string, CountingReportRow[]>();
-    const rows = addresses.length === 1 ? selectCounting.all(addresses[0]!.ip.text, cutoff).map((r) => ({ ...r, ip: addresses[0]!.ip.text })) : selectCountingOfAll.all(JSON.stringify(addresses.map((a) => a.ip.text)), cutoff);
-    for (const row of rows) {
+    for (const row of sums.reportsInWindow(addresses.map((a) => a.ip.text), cutoff)) {
       const list = byIp.get(row.ip);
       if (list === undefined) byIp.set(row.ip, [row]);
       else list.push(row);
@@ -129,8 +153,13 @@ export function createAddressScorer(store: Store, params: ScoringParameters, opt
     return addresses.map(({ ip, nowMs }) => {
       const own = retentionCutoffMs(nowMs, params);
       const reports: ScoredReport[] = [];
-      for (const row of byIp.get(ip.text) ?? []) if (row.createdAtMs >= own) reports.push(scoredReportOf(row));
-      return withListings(ip, reports);
+      let inWindow = 0;
+      for (const row of byIp.get(ip.text) ?? []) {
+        if (row.createdAtMs < own) continue;
+        inWindow++;
+        if (row.status === "pending" || row.status === "verified") reports.push(scoredReportOf(row));
+      }
+      return { reports: withListings(ip, reports), inWindow };
     });
   };
 
@@ -185,24 +214,33 @@ export function createAddressScorer(store: Store, params: ScoringParameters, opt
     };
   };
 
-  /** Each address's score at its time, with a way to its rescore due time, from the sums where they answer. */
+  /**
+   * Each address's score at its time, with a way to its rescore due time: from the sums for a summed address
+   * where they answer, else from its reports; when `write`, an address past the threshold is summed from now on.
+   */
   const scoreAll = (addresses: readonly RescoreOf[], write: boolean): { score: AddressScore; dueMs: () => number | null }[] => {
     beforeListings();
     const units = sums.unitsNow();
     const usable = units !== null && unitsMatch(units, params);
+    const summedIps = sums.summedAmong(addresses.map((a) => a.ip.text));
     const out: { score: AddressScore; dueMs: () => number | null }[] = new Array(addresses.length);
     const fromReports: number[] = [];
     for (let i = 0; i < addresses.length; i++) {
       const { ip, nowMs } = addresses[i]!;
-      const summed = usable && sumsUsableAt(units, nowMs, params) ? summedOf(ip, nowMs, units, write) : null;
+      const summed = summedIps.has(ip.text) && usable && sumsUsableAt(units, nowMs, params) ? summedOf(ip, nowMs, units, write) : null;
       if (summed === null) fromReports.push(i);
       else out[i] = { score: scoreOfSums(summed, units!, nowMs, params), dueMs: () => nextRescoreDueOfSums(summed, units!, nowMs, params) };
     }
     if (fromReports.length > 0) {
-      const reports = reportsOfAll(fromReports.map((i) => addresses[i]!));
+      const read = reportsOfAll(fromReports.map((i) => addresses[i]!));
       fromReports.forEach((i, k) => {
-        const nowMs = addresses[i]!.nowMs;
-        out[i] = { score: scoreReports(reports[k]!, nowMs, params), dueMs: () => nextRescoreDueMs(reports[k]!, nowMs, params) };
+        const { ip, nowMs } = addresses[i]!;
+        const { reports, inWindow } = read[k]!;
+        // Made from the reports just read past, in this transaction: the triggers add what comes after.
+        if (write && inWindow > sumsAbove && !summedIps.has(ip.text) && usable && sumsUsableAt(units, nowMs, params)) {
+          sums.materialise(ip.text, retentionCutoffMs(nowMs, params));
+        }
+        out[i] = { score: scoreReports(reports, nowMs, params), dueMs: () => nextRescoreDueMs(reports, nowMs, params) };
       });
     }
     return out;
@@ -220,6 +258,12 @@ export function createAddressScorer(store: Store, params: ScoringParameters, opt
     };
   }
   const { upsert, remove } = addressWriter(store);
+  const sumIfMany = (ipText: string, nowMs: number, reportsInWindow: number): void => {
+    if (reportsInWindow <= sumsAbove) return;
+    const units = sums.unitsNow();
+    if (units === null || !unitsMatch(units, params) || !sumsUsableAt(units, nowMs, params) || sums.summedAmong([ipText]).size > 0) return;
+    sums.materialise(ipText, retentionCutoffMs(nowMs, params));
+  };
 
   const write = (ip: Ip, nowMs: number, score: AddressScore, dueMs: () => number | null): AddressRecord | null => {
     const record = recordOfScore(score);
@@ -250,5 +294,6 @@ export function createAddressScorer(store: Store, params: ScoringParameters, opt
     },
     rescoreAll: (addresses) => scoreAll(addresses, true).map(({ score, dueMs }, i) => write(addresses[i]!.ip, addresses[i]!.nowMs, score, dueMs)),
     listingsOf,
+    sumIfMany,
   };
 }

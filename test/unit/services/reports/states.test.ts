@@ -1,9 +1,12 @@
 // Report states after submission: community verification (3 distinct reporters within 7 days), an admin's verify
-// and reject with their credits, expiry past retention; every transition stored with its time.
+// and reject with their credits, expiry past retention; every transition stored with its time, and a run's later
+// chunks scored at the clock's time, never before a report stored during the run.
 
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { AppError } from "../../../../src/domain/errors";
-import { DAY_MS } from "../../../../src/domain/scoring";
+import { parseIp } from "../../../../src/domain/ip";
+import { DAY_MS, DEFAULT_SCORING_PARAMETERS } from "../../../../src/domain/scoring";
+import { createAddressScorer } from "../../../../src/services/reports/scorer";
 import { createReportFixture, indexed, outboxData, type ReportFixture, reportInput, rows } from "./reports-fixture";
 
 let f: ReportFixture;
@@ -361,5 +364,37 @@ describe("expiry", () => {
     expect(await f.states.expireReports(f.clock.now())).toEqual({ expired: 2_500, addresses: 2_500 });
     expect(turned).toBe(true);
     expect(rows(f.store, "SELECT count(*) AS n FROM reports WHERE status = 'expired'")).toEqual([{ n: 2_500 }]);
+  });
+
+  test("a live report stored between two chunks: the later chunk scores the address at the clock's time, never before that report", async () => {
+    const [a, b, c] = [f.addUser(), f.addUser(), f.addUser()];
+    const ip = "203.0.113.7";
+    const insert = f.store.sqlite.query(
+      `INSERT INTO reports (ip, ip_version, reporter_id, category, severity, description, status, source, created_at, status_changed_at)
+       VALUES (?, 4, ?, 'SSH', 3, '', 'pending', 'import', ?, ?)`,
+    );
+    const t = f.clock.now();
+    f.store.sqlite.transaction(() => {
+      for (let i = 0; i < 1_500; i++) insert.run(ip, a, t + i, t + i);
+      insert.run(ip, b, t + 200 * DAY_MS, t + 200 * DAY_MS);
+    })();
+    f.clock.advance(366 * DAY_MS);
+    const at = f.clock.now();
+    let liveAt: number | null = null;
+    // After the first chunk (1,000 reports), before the second.
+    setImmediate(() => {
+      f.clock.advance(60_000);
+      liveAt = f.clock.now();
+      void f.reports.submit(c, reportInput(ip));
+      f.reports.flush();
+    });
+    expect(await f.states.expireReports(at)).toEqual({ expired: 1_500, addresses: 1 });
+    expect(rows(f.store, "SELECT DISTINCT at FROM report_transitions WHERE to_status = 'expired'")).toEqual([{ at }]);
+    // At `at` the address would be scored before c's report, which only its reports can answer (every one read
+    // again); intake had scored it at c's time already.
+    const stored = rows(f.store, "SELECT scored_at AS scoredAt, reputation_score AS score, total_reports AS total FROM addresses WHERE ip = ?", ip)[0];
+    const evaluated = createAddressScorer(f.store, DEFAULT_SCORING_PARAMETERS, { persist: false }).evaluate(parseIp(ip), liveAt!).record!;
+    expect(stored).toEqual({ scoredAt: liveAt!, score: evaluated.reputationScore, total: 2 });
+    expect(indexed(f.index, ip)).toEqual(evaluated);
   });
 });

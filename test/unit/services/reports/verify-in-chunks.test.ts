@@ -1,12 +1,15 @@
 // Community verification of a flooded group (one reporter's 998 imported reports, then two more reporters): its
 // pending reports verified a chunk per transaction with turns of the event loop between, each with its
 // transition, credit and one ip.verified; a report rejected between chunks stays rejected, and a run after one cut
-// short between chunks (the cursor is stored with the last chunk only) verifies the rest, each report once.
+// short between chunks (the cursor is stored with the last chunk only) verifies the rest, each report once; a live
+// report stored between chunks is never ahead of the time the later chunks score the address at.
 
 import { afterEach, beforeEach, expect, test } from "bun:test";
-import { DAY_MS } from "../../../../src/domain/scoring";
+import { parseIp } from "../../../../src/domain/ip";
+import { DAY_MS, DEFAULT_SCORING_PARAMETERS } from "../../../../src/domain/scoring";
+import { createAddressScorer } from "../../../../src/services/reports/scorer";
 import { turnsTaken } from "../../../support/event-loop-watch";
-import { createReportFixture, indexed, outboxData, type ReportFixture, rows } from "./reports-fixture";
+import { createReportFixture, indexed, outboxData, type ReportFixture, reportInput, rows } from "./reports-fixture";
 
 let f: ReportFixture;
 beforeEach(() => {
@@ -127,4 +130,44 @@ test("a group of 20,000 counting reports is read a page a turn, and its two pend
   expect(turns).toBeGreaterThanOrEqual(3);
   expect(rows(f.store, "SELECT reporter_id FROM reports WHERE status = 'pending'")).toEqual([]);
   expect(outboxData(f.store, "ip.verified").map((e) => Number(e.reportId))).toEqual([20_001, 20_002]);
+});
+
+test("a live report stored between two chunks: the later chunks score the address at the clock's time, never before that report", async () => {
+  const [a, b, c, d] = [f.addUser(), f.addUser(), f.addUser(), f.addUser()];
+  const ids = flood(a, b, c);
+  f.clock.advance(60_000);
+  const at = f.clock.now();
+  let liveAt: number | null = null;
+  let running = true;
+  const watch = () => {
+    if (!running || liveAt !== null) return;
+    const verified = count("SELECT count(*) AS n FROM reports WHERE status = 'verified'");
+    if (verified > 0 && verified < 1_000) {
+      f.clock.advance(60_000);
+      liveAt = f.clock.now();
+      void f.reports.submit(d, reportInput(IP));
+      f.reports.flush();
+    } else setImmediate(watch);
+  };
+  setImmediate(watch);
+  const run = await f.states.verifyCommunityInTurns(at);
+  running = false;
+
+  expect(liveAt).not.toBeNull();
+  // The run itself is what it was: its reports (d's is the next run's), each transition and event dated `at`.
+  expect(run).toEqual({ groups: 1, verified: 1_000 });
+  expect(rows(f.store, "SELECT DISTINCT at FROM report_transitions WHERE to_status = 'verified'")).toEqual([{ at }]);
+  expect(outboxData(f.store, "ip.verified").map((e) => Number(e.reportId))).toEqual(ids);
+  // At `at` the address would be scored before d's report, which only its reports can answer (every one of them
+  // read again, seconds for a flooded address); intake had already scored it at d's time, and a score at `at`
+  // would have gone back in time.
+  const stored = rows<{ scoredAt: number; score: number; total: number; verified: number }>(
+    f.store,
+    "SELECT scored_at AS scoredAt, reputation_score AS score, total_reports AS total, verified_reports AS verified FROM addresses WHERE ip = ?",
+    IP,
+  )[0]!;
+  expect(stored.scoredAt).toBe(liveAt!);
+  const evaluated = createAddressScorer(f.store, DEFAULT_SCORING_PARAMETERS, { persist: false }).evaluate(parseIp(IP), liveAt!).record!;
+  expect(stored).toEqual({ scoredAt: liveAt!, score: evaluated.reputationScore, total: 1_001, verified: 1_000 });
+  expect(indexed(f.index, IP)).toEqual(evaluated);
 });

@@ -5,6 +5,7 @@
 
 import type { Database } from "bun:sqlite";
 import type { Store } from "./database";
+import type { CountingReportRow } from "./reports";
 import type { ReporterSum, SumUnits } from "../domain/running-sums";
 
 interface UnitsRow {
@@ -36,14 +37,8 @@ const COUNTING = "('pending', 'verified')";
 const NO_FLOOR = -9007199254740991;
 
 /** A report of an address in the retention window, whatever its state (the scorer counts them all to the threshold). */
-export interface WindowReportRow {
+export interface WindowReportRow extends CountingReportRow {
   ip: string;
-  id: number;
-  reporterId: number;
-  severity: number;
-  createdAtMs: number;
-  status: string;
-  category: string;
 }
 
 /** The term of report `r` in the sums, in SQL (the triggers' expression). */

@@ -5,7 +5,7 @@
 
 import type { FeedListError } from "../../domain/feed-list";
 import { type CidrSequence, PackedCidrs } from "../../domain/packed-cidrs";
-import { startOrderedWorker } from "../reports/ordered-worker";
+import { withReadyWorker } from "../reports/ordered-worker";
 import { workerSpecifier } from "../worker-module";
 
 export type FeedParseRequest = { path: string } | { bytes: Uint8Array } | { text: string };
@@ -21,19 +21,11 @@ export interface ParsedFeedList {
   lines: number;
 }
 
-/** How long the worker may take to load (a loaded machine, a cold executable). */
-const READY_TIMEOUT_MS = 60_000;
-
 /** Parses the list in the file at `path`, in `bytes` (UTF-8, sent: the caller's buffer is detached) or in `text`. */
 export async function parseFeedListInWorker(source: FeedParseRequest): Promise<ParsedFeedList> {
-  const worker = startOrderedWorker<FeedParseRequest, FeedParseReply>(workerSpecifier("feeds/feed-parse-worker.ts"), "the feed list's parsing worker failed");
-  try {
-    if (!(await worker.whenReady(READY_TIMEOUT_MS))) throw new Error(`the feed list's parsing worker did not start within ${READY_TIMEOUT_MS / 1000} s`);
-    const transfer = "bytes" in source ? [source.bytes.buffer as ArrayBuffer] : [];
-    const reply = await worker.request(source, transfer);
-    if (reply.kind === "error") throw new Error(reply.message);
-    return { entries: PackedCidrs.fromWords(reply.words), errors: reply.errors, badLines: reply.badLines, lines: reply.lines };
-  } finally {
-    worker.close();
-  }
+  const reply = await withReadyWorker<FeedParseRequest, FeedParseReply, FeedParseReply>(workerSpecifier("feeds/feed-parse-worker.ts"), "the feed list's parsing worker", (worker) =>
+    worker.request(source, "bytes" in source ? [source.bytes.buffer as ArrayBuffer] : []),
+  );
+  if (reply.kind === "error") throw new Error(reply.message);
+  return { entries: PackedCidrs.fromWords(reply.words), errors: reply.errors, badLines: reply.badLines, lines: reply.lines };
 }

@@ -83,3 +83,20 @@ export function startOrderedWorker<Request, Reply>(specifier: string, failure: s
     },
   };
 }
+
+/** How long a worker run for one request may take to load (a loaded machine, a cold executable). */
+export const WORKER_READY_TIMEOUT_MS = 60_000;
+
+/**
+ * A worker started for one piece of work: `use` runs once it is ready, and it is closed after, whatever happened.
+ * `name` names it in errors ("<name> failed", "<name> did not start within 60 s").
+ */
+export async function withReadyWorker<Request, Reply, T>(specifier: string, name: string, use: (worker: OrderedWorker<Request, Reply>) => Promise<T>): Promise<T> {
+  const worker = startOrderedWorker<Request, Reply>(specifier, `${name} failed`);
+  try {
+    if (!(await worker.whenReady(WORKER_READY_TIMEOUT_MS))) throw new Error(`${name} did not start within ${WORKER_READY_TIMEOUT_MS / 1000} s`);
+    return await use(worker);
+  } finally {
+    worker.close();
+  }
+}

@@ -5,15 +5,12 @@
 import type { KeyObject } from "node:crypto";
 import { AppError, type ErrorCode } from "../../domain/errors";
 import { nextTurn } from "../event-loop-turns";
-import { startOrderedWorker } from "../reports/ordered-worker";
+import { withReadyWorker } from "../reports/ordered-worker";
 import { workerSpecifier } from "../worker-module";
 import type { ExportResult, SnapshotFileInput } from "./write-snapshot";
 
 export type ExportRequest = Omit<SnapshotFileInput, "signKey"> & { signKeyDer: Uint8Array | null };
 export type ExportReply = { kind: "done"; result: ExportResult } | { kind: "error"; code: ErrorCode | null; message: string };
-
-/** How long the worker may take to load (a loaded machine, a cold executable). */
-const READY_TIMEOUT_MS = 60_000;
 
 /** Bytes copied between two turns of the event loop. */
 const COPY_CHUNK_BYTES = 1 << 20;
@@ -30,18 +27,14 @@ async function copyInTurns(bytes: Uint8Array): Promise<Uint8Array> {
 
 /** Writes the snapshot of `input` on a worker thread; resolves with what writeSnapshotFile gives. */
 export async function writeSnapshotInWorker(input: SnapshotFileInput): Promise<ExportResult> {
-  const worker = startOrderedWorker<ExportRequest, ExportReply>(workerSpecifier("snapshots/export-worker.ts"), "the snapshot's export worker failed");
-  try {
-    if (!(await worker.whenReady(READY_TIMEOUT_MS))) throw new Error(`the snapshot's export worker did not start within ${READY_TIMEOUT_MS / 1000} s`);
+  const reply = await withReadyWorker<ExportRequest, ExportReply, ExportReply>(workerSpecifier("snapshots/export-worker.ts"), "the snapshot's export worker", async (worker) => {
     // Copies the worker owns (sent, not cloned), a megabyte a turn: one slice of a whole table held the loop 30 ms.
     const rangeTables: { name: string; bytes: Uint8Array }[] = [];
     for (const table of input.rangeTables) rangeTables.push({ name: table.name, bytes: await copyInTurns(table.bytes) });
     const signKeyDer = input.signKey === null ? null : new Uint8Array(input.signKey.export({ type: "pkcs8", format: "der" }));
     const { signKey: _, ...rest } = input;
-    const reply = await worker.request({ ...rest, rangeTables, signKeyDer }, rangeTables.map((t) => t.bytes.buffer as ArrayBuffer));
-    if (reply.kind === "error") throw reply.code === null ? new Error(reply.message) : new AppError(reply.code, reply.message);
-    return reply.result;
-  } finally {
-    worker.close();
-  }
+    return worker.request({ ...rest, rangeTables, signKeyDer }, rangeTables.map((t) => t.bytes.buffer as ArrayBuffer));
+  });
+  if (reply.kind === "error") throw reply.code === null ? new Error(reply.message) : new AppError(reply.code, reply.message);
+  return reply.result;
 }

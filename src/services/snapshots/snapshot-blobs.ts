@@ -2,7 +2,7 @@
 // only receives them. Null when the worker cannot be used: the caller then reads them on its own thread, in steps.
 
 import type { IndexBlobRow } from "../../store/snapshot-file";
-import { startOrderedWorker } from "../reports/ordered-worker";
+import { withReadyWorker } from "../reports/ordered-worker";
 import { workerSpecifier } from "../worker-module";
 
 export interface SnapshotBlobs {
@@ -14,17 +14,15 @@ export interface SnapshotBlobs {
   ranges: { name: string; bytes: Uint8Array }[];
 }
 
-const READY_TIMEOUT_MS = 60_000;
-
 export async function readSnapshotBlobsInWorker(file: string): Promise<SnapshotBlobs | null> {
-  const worker = startOrderedWorker<string, SnapshotBlobs | { error: string }>(workerSpecifier("snapshots/blob-reader-worker.ts"), "the snapshot's blob reader failed");
   try {
-    if (!(await worker.whenReady(READY_TIMEOUT_MS))) return null;
-    const reply = await worker.request(file);
+    const reply = await withReadyWorker<string, SnapshotBlobs | { error: string }, SnapshotBlobs | { error: string }>(
+      workerSpecifier("snapshots/blob-reader-worker.ts"),
+      "the snapshot's blob reader",
+      (worker) => worker.request(file),
+    );
     return "error" in reply ? null : reply;
   } catch {
     return null;
-  } finally {
-    worker.close();
   }
 }

@@ -218,16 +218,18 @@ export function createAddressScorer(store: Store, params: ScoringParameters, opt
    * Each address's score at its time, with a way to its rescore due time: from the sums for a summed address
    * where they answer, else from its reports; when `write`, an address past the threshold is summed from now on.
    */
+  /** Whether sums in `units` answer for a time `nowMs` (they are in this scorer's parameters, and usable then). */
+  const sumsAnswer = (units: SumUnits | null, nowMs: number): units is SumUnits => units !== null && unitsMatch(units, params) && sumsUsableAt(units, nowMs, params);
+
   const scoreAll = (addresses: readonly RescoreOf[], write: boolean): { score: AddressScore; dueMs: () => number | null }[] => {
     beforeListings();
     const units = sums.unitsNow();
-    const usable = units !== null && unitsMatch(units, params);
     const summedIps = sums.summedAmong(addresses.map((a) => a.ip.text));
     const out: { score: AddressScore; dueMs: () => number | null }[] = new Array(addresses.length);
     const fromReports: number[] = [];
     for (let i = 0; i < addresses.length; i++) {
       const { ip, nowMs } = addresses[i]!;
-      const summed = summedIps.has(ip.text) && usable && sumsUsableAt(units, nowMs, params) ? summedOf(ip, nowMs, units, write) : null;
+      const summed = summedIps.has(ip.text) && sumsAnswer(units, nowMs) ? summedOf(ip, nowMs, units, write) : null;
       if (summed === null) fromReports.push(i);
       else out[i] = { score: scoreOfSums(summed, units!, nowMs, params), dueMs: () => nextRescoreDueOfSums(summed, units!, nowMs, params) };
     }
@@ -237,7 +239,7 @@ export function createAddressScorer(store: Store, params: ScoringParameters, opt
         const { ip, nowMs } = addresses[i]!;
         const { reports, inWindow } = read[k]!;
         // Made from the reports just read past, in this transaction: the triggers add what comes after.
-        if (write && inWindow > sumsAbove && !summedIps.has(ip.text) && usable && sumsUsableAt(units, nowMs, params)) {
+        if (write && inWindow > sumsAbove && !summedIps.has(ip.text) && sumsAnswer(units, nowMs)) {
           sums.materialise(ip.text, retentionCutoffMs(nowMs, params));
         }
         out[i] = { score: scoreReports(reports, nowMs, params), dueMs: () => nextRescoreDueMs(reports, nowMs, params) };
@@ -261,7 +263,7 @@ export function createAddressScorer(store: Store, params: ScoringParameters, opt
   const sumIfMany = (ipText: string, nowMs: number, reportsInWindow: number): void => {
     if (reportsInWindow <= sumsAbove) return;
     const units = sums.unitsNow();
-    if (units === null || !unitsMatch(units, params) || !sumsUsableAt(units, nowMs, params) || sums.summedAmong([ipText]).size > 0) return;
+    if (!sumsAnswer(units, nowMs) || sums.summedAmong([ipText]).size > 0) return;
     sums.materialise(ipText, retentionCutoffMs(nowMs, params));
   };
 

@@ -10,6 +10,7 @@
 import { type Cidr, tryParseCidr, tryParseIp } from "./ip";
 import { Pace } from "./pace";
 import { allAtOnce } from "./steps";
+import type { CidrSequence } from "./packed-cidrs";
 
 export interface FeedListError {
   /** 1-based line number in the input. */
@@ -28,6 +29,11 @@ export interface FeedList {
   badLines: number;
   /** Lines read, comments and blank lines included. */
   lines: number;
+}
+
+/** A parsed list whose entries are read by index: a FeedList, or one a worker handed back packed (packed-cidrs.ts). */
+export interface ParsedFeedList extends Omit<FeedList, "entries"> {
+  entries: CidrSequence;
 }
 
 const MAX_ERRORS_KEPT = 1000;

@@ -6,13 +6,12 @@
 
 import type { Category } from "../../domain/categories";
 import { AppError } from "../../domain/errors";
-import type { FeedListError } from "../../domain/feed-list";
+import type { FeedListError, ParsedFeedList } from "../../domain/feed-list";
 import type { Severity } from "../../domain/scoring";
 import { inTransaction, type Store, unlessLocked } from "../../store/database";
 import type { FeedRow, FeedTables } from "../../store/feeds";
 import type { FeedVersion, ListedNetworks } from "./listed-networks";
 import type { ListingMove, ListingStep, StepOutcome } from "./listing-step";
-import type { ParsedFeedList } from "./parse-in-worker";
 
 /**
  * A change's steps yield between steps; a number yielded asks for a pause of that many milliseconds first: another

@@ -5,7 +5,7 @@
 // transaction.
 
 import { AppError, notFound } from "../../domain/errors";
-import { type FeedList, parseFeedList } from "../../domain/feed-list";
+import { type FeedList, type ParsedFeedList, parseFeedList } from "../../domain/feed-list";
 import type { Listing } from "../../domain/feeds";
 import type { Ip } from "../../domain/ip";
 import { addressRowsAmong } from "../../store/address-rows";
@@ -18,7 +18,6 @@ import { type FollowContext, followSteps } from "./feed-follow";
 import type { ListedNetworks } from "./listed-networks";
 import { putListingsInto } from "./listing-records";
 import { ListingStep, type ListingStepDeps } from "./listing-step";
-import type { ParsedFeedList } from "./parse-in-worker";
 
 export type { FeedImportOptions, FeedImportResult } from "./feed-change";
 

@@ -3,8 +3,8 @@
 // the event loop's thread, a 1 M-line list still held it 100-220 ms at a time (the collector walking the parsed
 // list's millions of objects beside the million listings), and a file's readFileSync 60 ms (issue 29).
 
-import type { FeedListError } from "../../domain/feed-list";
-import { type CidrSequence, PackedCidrs } from "../../domain/packed-cidrs";
+import type { FeedListError, ParsedFeedList } from "../../domain/feed-list";
+import { PackedCidrs } from "../../domain/packed-cidrs";
 import { withReadyWorker } from "../reports/ordered-worker";
 import { workerSpecifier } from "../worker-module";
 
@@ -13,13 +13,6 @@ export type FeedParseReply =
   | { kind: "parsed"; words: Uint32Array; errors: FeedListError[]; badLines: number; lines: number }
   | { kind: "error"; message: string };
 
-/** A parsed list whose entries are read by index (packed: made as objects when read). */
-export interface ParsedFeedList {
-  entries: CidrSequence;
-  errors: FeedListError[];
-  badLines: number;
-  lines: number;
-}
 
 /** Parses the list in the file at `path`, in `bytes` (UTF-8, sent: the caller's buffer is detached) or in `text`. */
 export async function parseFeedListInWorker(source: FeedParseRequest): Promise<ParsedFeedList> {

@@ -3,7 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseFeedList } from "../../../../src/domain/feed-list";
-import { type ParsedFeedList, parseFeedListInWorker } from "../../../../src/services/feeds/parse-in-worker";
+import type { ParsedFeedList } from "../../../../src/domain/feed-list";
+import { parseFeedListInWorker } from "../../../../src/services/feeds/parse-in-worker";
 
 const dir = mkdtempSync(join(tmpdir(), "abuse-intel-feed-parse-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
